@@ -158,13 +158,15 @@ impl ZoneConfig {
                 name: name_server,
                 glue,
             }],
+            None,
         )
     }
 
     /// A zone with the defaults of [`ZoneConfig::new`] whose NS records are `servers` in order (the first is
-    /// the SOA's MNAME; `ns1.<zone>` when there is none), each glued to its address when it lies in the zone.
-    /// Fails when `ns1.<zone>` or `hostmaster.<zone>` is not a name.
-    pub fn served_by(origin: Name, servers: &[NameServer]) -> Result<ZoneConfig, ConfigError> {
+    /// the SOA's MNAME; `ns1.<zone>` when there is none), each glued to its address when it lies in the zone,
+    /// and `rname` the SOA's mailbox (`hostmaster.<zone>` when none is given). Fails when a default it needs
+    /// (`ns1.<zone>`, `hostmaster.<zone>`) is not a name.
+    pub fn served_by(origin: Name, servers: &[NameServer], rname: Option<Name>) -> Result<ZoneConfig, ConfigError> {
         let default_ns;
         let servers = match servers.first() {
             Some(_) => servers,
@@ -178,7 +180,10 @@ impl ZoneConfig {
         };
         Ok(ZoneConfig {
             mname: servers.first().map_or_else(|| origin.clone(), |s| s.name.clone()),
-            rname: prepend("hostmaster", &origin)?,
+            rname: match rname {
+                Some(rname) => rname,
+                None => prepend("hostmaster", &origin)?,
+            },
             refresh: 3_600,
             retry: 600,
             expire: 604_800,
@@ -298,14 +303,14 @@ mod tests {
     #[test]
     fn a_zone_gets_ns1_and_hostmaster_when_no_server_is_named() {
         let origin = domain_name("home.example.org").unwrap_or_else(|e| panic!("{e}"));
-        let z = ZoneConfig::served_by(origin.clone(), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let z = ZoneConfig::served_by(origin.clone(), &[], None).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(text(&z.mname), "ns1.home.example.org");
         assert_eq!(text(&z.rname), "hostmaster.home.example.org");
         let servers: Vec<NameServer> = ["ns.home.example.org=192.0.2.53", "ns.other.net=192.0.2.1"]
             .iter()
             .map(|s| s.parse().unwrap_or_else(|e| panic!("{e}")))
             .collect();
-        let z = ZoneConfig::served_by(origin, &servers).unwrap_or_else(|e| panic!("{e}"));
+        let z = ZoneConfig::served_by(origin, &servers, None).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(text(&z.mname), "ns.home.example.org");
         assert_eq!(z.name_servers.len(), 2);
         // Glue only for the server inside the zone.

@@ -60,8 +60,8 @@ pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
     let zones = origins
         .into_iter()
         .map(|origin| {
-            let mut zone = ZoneConfig::served_by(origin, &name_servers).map_err(|e| ValidationError(e.to_string()))?;
-            zone.rname = rname.clone().unwrap_or(zone.rname);
+            let mut zone = ZoneConfig::served_by(origin, &name_servers, rname.clone())
+                .map_err(|e| ValidationError(e.to_string()))?;
             (zone.refresh, zone.retry, zone.expire, zone.minimum) = (refresh, retry, expire, minimum);
             zone.ttl = default_ttl;
             Ok(zone)
