@@ -141,12 +141,7 @@ pub fn connector_endpoints(n: usize) -> Vec<GobEndpoint> {
     (0..n)
         .map(|i| {
             let (name, ip) = record(i);
-            GobEndpoint {
-                dns_name: name.leak(),
-                targets: vec![ip.to_string()],
-                record_type: "A",
-                ttl: 0,
-            }
+            GobEndpoint::new(name.leak(), "A", &[&ip.to_string()], 0)
         })
         .collect()
 }
