@@ -116,7 +116,8 @@ pub struct GoogleConfig {
     pub base_url: String,
     /// `--google-batch-change-size`: additions plus deletions per change, 0 for no limit but Cloud DNS's;
     /// `--google-batch-change-interval`: the least time from one change's submission to the next one's
-    /// (the wait for a change's `done` counts towards it).
+    /// (a change that deletes is waited for until `done` first, and that wait counts towards it; changes that
+    /// only add are not waited for one by one).
     pub batch: Batching,
     /// `--google-zone-visibility`; `None` for both.
     pub zone_visibility: Option<Visibility>,
