@@ -28,6 +28,8 @@
 //! - the Gateway API CRDs as released: `config/crd/standard` and `config/crd/experimental` of the module
 //!   `sigs.k8s.io/gateway-api`, copied out of the module cache to `target/e2e-bin/gateway-api-crds-<version>`
 //!   (nothing is built): the `gateway-versions` scenario installs each channel on a control plane of its own.
+//! - the CRDs of the projects the extra sources read (Istio, Traefik, Contour, OpenShift, Emissary, F5), each
+//!   copied out of its Go module ([`PROJECT_CRDS`]) to `target/e2e-bin/project-crds-<key>/<project>/`.
 //! - CoreDNS, for `bench serve` only (not part of [`ensure`], so tests and CI never build it): `go install` of
 //!   its module (no replaces); its default plugin set, which has the `file` plugin the benchmark serves with.
 
@@ -57,6 +59,49 @@ pub const EXTERNAL_DNS_PREVIOUS: Release = Release {
 pub const HELM_UNITTEST: &str = "v1.1.2";
 /// sigs.k8s.io/gateway-api: the release whose CRDs (both channels) the `gateway-versions` scenario installs.
 pub const GATEWAY_API: &str = "v1.6.1";
+/// The CRDs of the projects whose objects the extra sources read, as each project publishes them in its Go
+/// module (nothing is built): copied to `target/e2e-bin/project-crds-<versions>/<name>/`, one directory a
+/// project (`EXTDNS_TEST_PROJECT_CRDS` names the parent), so each source's tests install the real schema.
+/// The versions are those the task list serves; external-dns v0.23.0's go.mod pins istio.io/api v1.31.0 and
+/// contour v1.33.7, whose CRDs of the kinds the sources read are the same.
+pub const PROJECT_CRDS: [ProjectCrds; 6] = [
+    ProjectCrds {
+        name: "istio",
+        module: "istio.io/api@v1.32.0",
+        files: &["kubernetes/customresourcedefinitions.gen.yaml"],
+    },
+    ProjectCrds {
+        name: "traefik",
+        module: "github.com/traefik/traefik/v3@v3.7.13",
+        files: &["docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml"],
+    },
+    ProjectCrds {
+        name: "contour",
+        module: "github.com/projectcontour/contour@v1.33.8",
+        files: &["examples/contour/01-crds.yaml"],
+    },
+    // The newest openshift/api the module proxy here serves (external-dns v0.23.0 pins a later pseudo-version
+    // that it does not); the Route CRD as OpenShift installs it.
+    ProjectCrds {
+        name: "openshift",
+        module: "github.com/openshift/api@v0.0.0-20260709102940-580f1c1ba691",
+        files: &["route/v1/zz_generated.crd-manifests/routes.crd.yaml"],
+    },
+    // Emissary-ingress (the `ambassador-host` source's getambassador.io Host) at the version external-dns
+    // v0.23.0 pins.
+    ProjectCrds {
+        name: "emissary",
+        module: "github.com/emissary-ingress/emissary/v3@v3.10.0",
+        files: &["pkg/api/getambassador.io/crds.yaml"],
+    },
+    // F5 BIG-IP Container Ingress Services (the `f5-virtualserver` and `f5-transportserver` sources' cis.f5.com
+    // kinds) at the version external-dns v0.23.0 pins.
+    ProjectCrds {
+        name: "f5",
+        module: "github.com/F5Networks/k8s-bigip-ctlr/v2@v2.20.2",
+        files: &["docs/config_examples/customResourceDefinitions/customresourcedefinitions.yml"],
+    },
+];
 /// github.com/aws/amazon-ec2-metadata-mock: IMDSv2 for the AWS credential chain's instance-profile test.
 pub const EC2_METADATA_MOCK: &str = "v1.13.0";
 /// github.com/coredns/coredns: the authoritative server `bench serve` measures extdns against (its `file` plugin).
@@ -72,6 +117,17 @@ pub const GO_MIN: (u32, u32, u32) = (1, 26, 6);
 pub struct Release {
     pub version: &'static str,
     pub toolchain: Option<&'static str>,
+}
+
+/// One project's published CRDs: where they are in its Go module.
+#[derive(Debug, Clone, Copy)]
+pub struct ProjectCrds {
+    /// The directory under [`GoBinaries::project_crds`] the files are copied to.
+    pub name: &'static str,
+    /// `module@version`, as `go mod download` takes it.
+    pub module: &'static str,
+    /// The CRD files, relative to the module's root.
+    pub files: &'static [&'static str],
 }
 
 /// Paths of the built programs.
@@ -92,6 +148,8 @@ pub struct GoBinaries {
     pub helm_unittest: PathBuf,
     /// The Gateway API release's CRDs: `standard/` and `experimental/` (not programs either).
     pub gateway_api_crds: PathBuf,
+    /// The [`PROJECT_CRDS`], one directory a project.
+    pub project_crds: PathBuf,
 }
 
 impl GoBinaries {
@@ -109,6 +167,7 @@ impl GoBinaries {
             ("EXTDNS_TEST_HELM", &self.helm),
             ("EXTDNS_TEST_EXTERNAL_DNS_CHART", &self.external_dns_chart),
             ("EXTDNS_TEST_GATEWAY_API_CRDS", &self.gateway_api_crds),
+            ("EXTDNS_TEST_PROJECT_CRDS", &self.project_crds),
         ]);
     }
 }
@@ -199,6 +258,7 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         external_dns_previous_chart: bin.join(format!("external-dns-chart-{}", EXTERNAL_DNS_PREVIOUS.version)),
         helm_unittest: bin.join(format!("helm-unittest-{HELM_UNITTEST}")),
         gateway_api_crds: bin.join(format!("gateway-api-crds-{GATEWAY_API}")),
+        project_crds: bin.join(format!("project-crds-{}", project_crds_key())),
     };
     let all = [
         &bins.etcd,
@@ -214,7 +274,8 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
     let previous_chart_copied = bins.external_dns_previous_chart.join("Chart.yaml").is_file();
     let crds_copied =
         bins.gateway_api_crds.join("standard").is_dir() && bins.gateway_api_crds.join("experimental").is_dir();
-    if all.iter().all(|p| p.is_file()) && chart_copied && previous_chart_copied && crds_copied {
+    let projects_copied = PROJECT_CRDS.iter().all(|p| bins.project_crds.join(p.name).is_dir());
+    if all.iter().all(|p| p.is_file()) && chart_copied && previous_chart_copied && crds_copied && projects_copied {
         return Ok(bins);
     }
     let go = Go::find()?;
@@ -284,7 +345,47 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
             &bins.gateway_api_crds,
         )?;
     }
+    if !projects_copied {
+        copy_project_crds(&go, &work, &bins.project_crds)?;
+    }
     Ok(bins)
+}
+
+/// The cache key of [`PROJECT_CRDS`]: a change of any module version copies them all again.
+fn project_crds_key() -> String {
+    let versions: Vec<&str> = PROJECT_CRDS
+        .iter()
+        .map(|p| p.module.rsplit('@').next().unwrap_or(p.module))
+        .collect();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in versions.join(",").bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// Copies each project's CRD files out of its module into `to/<name>/` (through `to.tmp`, so an interrupted
+/// copy never looks complete).
+fn copy_project_crds(go: &Go, work: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
+    let tmp = to.with_extension("tmp");
+    let _ = std::fs::remove_dir_all(&tmp);
+    for project in PROJECT_CRDS {
+        let info = go.output(work, &["mod", "download", "-json", project.module])?;
+        let dir = json_string_field(&info, "Dir")
+            .with_context(|| format!("`go mod download` gave no Dir for {}", project.module))?;
+        let dest = tmp.join(project.name);
+        std::fs::create_dir_all(&dest).with_context(|| format!("creating {}", dest.display()))?;
+        for file in project.files {
+            let from = Path::new(&dir).join(file);
+            let name = from.file_name().context("a CRD path without a file name")?;
+            std::fs::copy(&from, dest.join(name)).with_context(|| format!("copying {}", from.display()))?;
+        }
+    }
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::rename(&tmp, to).with_context(|| format!("moving {} into place", to.display()))?;
+    say(&format!("copied the projects' CRDs to {}", to.display()));
+    Ok(())
 }
 
 fn say(what: &str) {
