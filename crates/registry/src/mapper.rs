@@ -145,6 +145,9 @@ fn lower_type(t: &RecordType) -> Cow<'static, str> {
         RecordType::Ptr => "ptr",
         RecordType::Naptr => "naptr",
         RecordType::Dname => "dname",
+        RecordType::Tlsa => "tlsa",
+        RecordType::Svcb => "svcb",
+        RecordType::Https => "https",
         RecordType::Other(s) => return Cow::Owned(s.to_lowercase()),
     })
 }
