@@ -236,8 +236,10 @@ mod tests {
     fn every_known_type_has_its_lower_case_prefix() {
         let mapper = m("", "", "");
         let want = [
-            "a-", "aaaa-", "cname-", "ns-", "mx-", "ptr-", "srv-", "naptr-", "txt-", "dname-",
+            "a-", "aaaa-", "cname-", "ns-", "mx-", "ptr-", "srv-", "naptr-", "txt-", "dname-", "tlsa-", "svcb-",
+            "https-",
         ];
+        assert_eq!(want.len(), RecordType::KNOWN.len());
         for (t, w) in RecordType::KNOWN.iter().zip(want) {
             assert_eq!(mapper.to_txt_name("x.example.com", t), format!("{w}x.example.com"));
         }
