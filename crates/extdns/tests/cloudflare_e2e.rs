@@ -188,3 +188,84 @@ fn cloudflare_provider_specific_6731_dnsendpoint_names_canonical_and_legacy() {
     ok(&extdns(&cf, dir.path(), &crd), "second sync");
     assert_eq!(cf.state().requests.writes(), writes, "a second run changes nothing");
 }
+
+/// A SHA-256 digest in upper case, as users paste it from `openssl`: both controllers write it lower-case.
+const DIGEST: &str = "3F6D8A7D4E5C2B1A09F8E7D6C5B4A3928170F6E5D4C3B2A1908F7E6D5C4B3A29";
+
+/// A DNSEndpoint of `name` holding `entries` of (dnsName, recordType, target).
+fn typed_dns_endpoint(name: &str, entries: &[(&str, &str, &str)]) -> String {
+    let entries: Vec<String> = entries
+        .iter()
+        .map(|(n, t, target)| format!("    - dnsName: {n}\n      recordType: {t}\n      targets: ['{target}']\n"))
+        .collect();
+    format!(
+        "apiVersion: externaldns.k8s.io/v1alpha1\nkind: DNSEndpoint\nmetadata:\n  name: {name}\n  namespace: default\n\
+         spec:\n  endpoints:\n{}",
+        entries.concat()
+    )
+}
+
+/// The `--managed-record-types` that manage the typed types beside the ownership TXT records.
+const TYPED: [&str; 5] = [
+    "--source=crd",
+    "--managed-record-types=TXT",
+    "--managed-record-types=TLSA",
+    "--managed-record-types=HTTPS",
+    "--managed-record-types=SVCB",
+];
+
+/// TLSA, HTTPS and SVCB from a DNSEndpoint through the whole controller: written as Cloudflare's `data`, each
+/// with its ownership record (`tlsa-`, `https-`, `svcb-`), a second sync changes nothing (what is read back
+/// compares equal to what the DNSEndpoint asks, the digest's case and the SvcParams' order aside), an update
+/// and a delete land.
+#[test]
+fn cloudflare_tlsa_https_and_svcb_from_a_dns_endpoint_round_trip() {
+    let (cf, dir) = example_org();
+    let publish = |https: &str, with_tlsa: bool| {
+        let mut entries = vec![
+            ("web.example.org", "HTTPS", https),
+            ("_dns.example.org", "SVCB", "0 svc.example.net"),
+        ];
+        let tlsa = format!("3 1 1 {DIGEST}");
+        if with_tlsa {
+            entries.push(("_443._tcp.web.example.org", "TLSA", tlsa.as_str()));
+        }
+        write_manifests(dir.path(), &[typed_dns_endpoint("web", &entries)]);
+    };
+    publish("1 . port=8443 alpn=\"h2,h3\"", true);
+    ok(&extdns(&cf, dir.path(), &TYPED), "first sync");
+    assert_eq!(
+        records(&cf),
+        [
+            format!("_443._tcp.web.example.org TLSA 3 1 1 {DIGEST} proxied=false ttl=1"),
+            "_dns.example.org SVCB 0 svc.example.net. proxied=false ttl=1".to_string(),
+            "web.example.org HTTPS 1 . alpn=h2,h3 port=8443 proxied=false ttl=1".to_string(),
+        ]
+    );
+    assert_eq!(
+        owned_txt(&cf),
+        [
+            "https-web.example.org",
+            "svcb-_dns.example.org",
+            "tlsa-_443._tcp.web.example.org"
+        ]
+    );
+    let writes = cf.state().requests.writes();
+    ok(&extdns(&cf, dir.path(), &TYPED), "second sync");
+    assert_eq!(cf.state().requests.writes(), writes, "a second sync changes nothing");
+
+    publish("1 . alpn=h3", false);
+    ok(&extdns(&cf, dir.path(), &TYPED), "update and delete");
+    assert_eq!(
+        records(&cf),
+        [
+            "_dns.example.org SVCB 0 svc.example.net. proxied=false ttl=1",
+            "web.example.org HTTPS 1 . alpn=h3 proxied=false ttl=1",
+        ]
+    );
+    assert!(
+        !owned_txt(&cf).iter().any(|n| n.starts_with("tlsa-")),
+        "{:?}",
+        owned_txt(&cf)
+    );
+}
