@@ -7,8 +7,11 @@ use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
+use extdns_test_support::connector::GobEndpoint;
+use extdns_test_support::differential::{self, Objects, TwoFakes};
 use extdns_test_support::lines::owned_txt_names;
 use extdns_test_support::manifests::{lb_service, web};
+use extdns_test_support::tls_proxy::TlsProxy;
 
 const OWNER: &str = "e2e";
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
@@ -268,4 +271,95 @@ fn cloudflare_tlsa_https_and_svcb_from_a_dns_endpoint_round_trip() {
         "{:?}",
         owned_txt(&cf)
     );
+}
+
+/// external-dns v0.23.0 writes TLSA to Cloudflare (its only provider that does): from the same DNSEndpoint
+/// entry, it and extdns leave the same records in their own fake (the record as `data`, its digest rendered
+/// the same, the `tlsa-` ownership record), and each takes over the other's zone without a write.
+#[test]
+fn cloudflare_tlsa_beside_external_dns() {
+    differential::in_loopback_namespace("cloudflare_tlsa_beside_external_dns", || {
+        let start = || FakeCloudflare::start(&[(ZONE, "example.org")]);
+        let fakes = TwoFakes::start(start, FakeCloudflare::addr, &["api.cloudflare.com"]);
+        let objects = Objects::serve();
+        let home = tempdir();
+        let types = ["--managed-record-types=TLSA"];
+        let ours = |cf: &FakeCloudflare| {
+            let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["CF_"]);
+            cmd.env("CF_API_TOKEN", TOKEN)
+                .env("EXTDNS_CLOUDFLARE_API_URL", &cf.url)
+                .args(["--once", "--source=crd", "--provider=cloudflare", "--registry=txt"])
+                .args(["--txt-owner-id", OWNER, "--domain-filter=example.org"])
+                .args(["--batch-change-interval=0s", "--manifests"])
+                .arg(objects.dir.path())
+                .args(types);
+            cli::run(&mut cmd)
+        };
+        let theirs = |cf: &FakeCloudflare, proxy: &TlsProxy| {
+            // Each fake answers as api.cloudflare.com through its own proxy; the fake is named for the reader.
+            let _ = cf;
+            let mut cmd = differential::external_dns(Some(proxy), home.path(), objects.source, &["CF_"]);
+            cmd.env("CF_API_TOKEN", TOKEN)
+                .args(["--registry=txt", "--txt-owner-id", OWNER, "--policy=sync"])
+                .args(["--provider=cloudflare", "--domain-filter=example.org"])
+                .args(types);
+            cli::run(&mut cmd)
+        };
+        let zone = |cf: &FakeCloudflare| differential::without_resource_label(cf.lines(), "\"");
+        let publish = |targets: &[&str]| {
+            let tlsa: Vec<(&str, &str, &str)> = targets
+                .iter()
+                .map(|t| ("_443._tcp.web.example.org", "TLSA", *t))
+                .collect();
+            let endpoints = match targets {
+                [] => Vec::new(),
+                _ => vec![GobEndpoint::new("_443._tcp.web.example.org", "TLSA", targets, 0)],
+            };
+            let manifest = if targets.is_empty() {
+                String::new()
+            } else {
+                typed_dns_endpoint("web", &tlsa)
+            };
+            objects.publish(&manifest, endpoints);
+        };
+        let step = |what: &str| {
+            ok(&ours(&fakes.ours), &format!("extdns: {what}"));
+            ok(
+                &theirs(&fakes.theirs, &fakes.to_theirs),
+                &format!("external-dns: {what}"),
+            );
+            assert_eq!(zone(&fakes.ours), zone(&fakes.theirs), "{what}: the same records");
+        };
+        let first = format!("3 1 1 {DIGEST}");
+        publish(&[first.as_str()]);
+        step("create");
+        assert!(
+            zone(&fakes.ours)
+                .iter()
+                .any(|l| l.starts_with("_443._tcp.web.example.org TLSA 3 1 1 ")),
+            "{:?}",
+            zone(&fakes.ours)
+        );
+        assert!(
+            zone(&fakes.ours)
+                .iter()
+                .any(|l| l.starts_with("tlsa-_443._tcp.web.example.org TXT"))
+        );
+        let second = format!("3 1 1 {}", DIGEST.to_lowercase().replace('3', "4"));
+        publish(&[second.as_str()]);
+        step("update");
+        differential::assert_writes_nothing(
+            "extdns on external-dns's zone",
+            || fakes.theirs.state().requests.writes(),
+            || ours(&fakes.theirs),
+        );
+        differential::assert_writes_nothing(
+            "external-dns on extdns's zone",
+            || fakes.ours.state().requests.writes(),
+            || theirs(&fakes.ours, &fakes.to_ours),
+        );
+        publish(&[]);
+        step("delete");
+        assert_eq!(zone(&fakes.ours), Vec::<String>::new(), "delete: nothing left");
+    });
 }
