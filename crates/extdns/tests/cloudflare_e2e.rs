@@ -10,7 +10,7 @@ use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
 use extdns_test_support::connector::GobEndpoint;
 use extdns_test_support::differential::{self, Objects, TwoFakes};
 use extdns_test_support::lines::owned_txt_names;
-use extdns_test_support::manifests::{lb_service, web};
+use extdns_test_support::manifests::{self, lb_service, web};
 use extdns_test_support::tls_proxy::TlsProxy;
 
 const OWNER: &str = "e2e";
@@ -195,19 +195,6 @@ fn cloudflare_provider_specific_6731_dnsendpoint_names_canonical_and_legacy() {
 /// A SHA-256 digest in upper case, as users paste it from `openssl`: both controllers write it lower-case.
 const DIGEST: &str = "3F6D8A7D4E5C2B1A09F8E7D6C5B4A3928170F6E5D4C3B2A1908F7E6D5C4B3A29";
 
-/// A DNSEndpoint of `name` holding `entries` of (dnsName, recordType, target).
-fn typed_dns_endpoint(name: &str, entries: &[(&str, &str, &str)]) -> String {
-    let entries: Vec<String> = entries
-        .iter()
-        .map(|(n, t, target)| format!("    - dnsName: {n}\n      recordType: {t}\n      targets: ['{target}']\n"))
-        .collect();
-    format!(
-        "apiVersion: externaldns.k8s.io/v1alpha1\nkind: DNSEndpoint\nmetadata:\n  name: {name}\n  namespace: default\n\
-         spec:\n  endpoints:\n{}",
-        entries.concat()
-    )
-}
-
 /// The `--managed-record-types` that manage the typed types beside the ownership TXT records.
 const TYPED: [&str; 5] = [
     "--source=crd",
@@ -233,7 +220,7 @@ fn cloudflare_tlsa_https_and_svcb_from_a_dns_endpoint_round_trip() {
         if with_tlsa {
             entries.push(("_443._tcp.web.example.org", "TLSA", tlsa.as_str()));
         }
-        write_manifests(dir.path(), &[typed_dns_endpoint("web", &entries)]);
+        write_manifests(dir.path(), &[manifests::dns_endpoint("web", &entries)]);
     };
     publish("1 . port=8443 alpn=\"h2,h3\"", true);
     ok(&extdns(&cf, dir.path(), &TYPED), "first sync");
@@ -318,7 +305,7 @@ fn cloudflare_tlsa_beside_external_dns() {
             let manifest = if targets.is_empty() {
                 String::new()
             } else {
-                typed_dns_endpoint("web", &tlsa)
+                manifests::dns_endpoint("web", &tlsa)
             };
             objects.publish(&manifest, endpoints);
         };
