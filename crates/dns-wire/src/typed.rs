@@ -218,8 +218,8 @@ mod tests {
         for text in [
             "0 pool.svc.example.",
             "0 .",
-            "1 . alpn=h2,h3 no-default-alpn port=8443 ipv4hint=192.0.2.1,192.0.2.2 ech=AEj+DQBE ipv6hint=2001:db8::1",
-            "2 svc.example. mandatory=alpn,port alpn=h3 port=443 key65000=\"a b\" key65001",
+            "1 . alpn=h2,h3 no-default-alpn port=8443 ipv4hint=192.0.2.1,192.0.2.2 ech=\"AEj+DQBE\" ipv6hint=2001:db8::1",
+            "2 svc.example. mandatory=alpn,port alpn=h3 port=443 key65000=\"a b\" key65001=\"\"",
         ] {
             assert_eq!(svcb(text, true).as_deref(), Some(text), "HTTPS {text}");
             assert_eq!(svcb(text, false).as_deref(), Some(text), "SVCB {text}");
