@@ -18,7 +18,7 @@ pub use svc_param::{SvcParamKey, SvcParamValue, SvcParams};
 pub use svcb::Svcb;
 pub use tlsa::Tlsa;
 
-use crate::RecordType;
+use crate::{Endpoint, RecordType, Target};
 
 /// A target of a typed record type that is not valid record data, with the type and text it came in as.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -172,6 +172,20 @@ pub fn canonical_target(record_type: &RecordType, target: &str) -> Result<Option
     }
 }
 
+/// Put the targets of a TLSA, SVCB or HTTPS endpoint read from a provider in canonical text, each that
+/// parses (one that does not is kept as read, and then differs from any desired target). For providers
+/// that hand targets through as text (the webhook), so a server's own spelling does not look like a change.
+pub fn canonicalize_targets(e: &mut Endpoint) {
+    if !e.record_type.has_typed_rdata() {
+        return;
+    }
+    for t in e.targets.iter_mut() {
+        if let Ok(Some(canonical)) = canonical_target(&e.record_type, t) {
+            *t = Target::from(canonical);
+        }
+    }
+}
+
 /// A decimal number made of ASCII digits only (no sign, no space), as zone files and Go's `ParseUint` read
 /// them; `None` when it is not one or exceeds `max`.
 fn decimal(s: &str, max: u32) -> Option<u32> {
@@ -209,6 +223,19 @@ mod tests {
             r#"invalid TLSA target "4 1 1 ab": usage "4" is not a number from 0 to 3"#
         );
         assert!(err.as_ref().and_then(std::error::Error::source).is_some());
+    }
+
+    #[test]
+    fn read_targets_are_put_in_canonical_text_when_they_parse() {
+        let mut e = Endpoint::new("x.example.org", RecordType::Https, ["1 . port=443 alpn=h2", "junk"]);
+        canonicalize_targets(&mut e);
+        assert_eq!(
+            e.targets,
+            crate::Targets(vec!["1 . alpn=h2 port=443".into(), "junk".into()])
+        );
+        let mut txt = Endpoint::new("x.example.org", RecordType::Txt, ["1 . port=443 alpn=h2"]);
+        canonicalize_targets(&mut txt);
+        assert_eq!(txt.targets[0], "1 . port=443 alpn=h2");
     }
 
     #[test]

@@ -72,13 +72,18 @@ fn plain(b: u8) -> bool {
     b.is_ascii_graphic() && !matches!(b, b'"' | b'\\' | b';' | b'(' | b')')
 }
 
-/// The canonical spelling of a value: as it is when every byte is plain, otherwise quoted with `"` and `\`
-/// escaped and bytes outside printable ASCII written `\DDD`.
+/// The canonical spelling of a list value (`alpn=h2,h3`): as it is when every byte is plain, otherwise
+/// quoted ([`write_quoted`]).
 pub(super) fn write_value(bytes: &[u8], out: &mut String) {
-    if bytes.iter().all(|b| plain(*b)) {
+    if bytes.iter().all(|b| plain(*b)) && !bytes.is_empty() {
         out.extend(bytes.iter().map(|b| char::from(*b)));
         return;
     }
+    write_quoted(bytes, out);
+}
+
+/// A value in quotes, `"` and `\` escaped and bytes outside printable ASCII written `\DDD`.
+pub(super) fn write_quoted(bytes: &[u8], out: &mut String) {
     out.push('"');
     for &b in bytes {
         match b {

@@ -8,7 +8,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
 use super::RdataProblem;
-use super::presentation::{char_string, write_value};
+use super::presentation::{char_string, write_quoted, write_value};
 
 /// An SvcParam key: its number on the wire; named keys print by name, the others as `keyNNNNN`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -191,10 +191,19 @@ impl SvcParamValue {
             SvcParamValue::NoDefaultAlpn => None,
             SvcParamValue::Port(p) => Some(p.to_string().into_bytes()),
             SvcParamValue::Ipv4Hint(a) => Some(join(a.iter().map(ToString::to_string).collect()).into_bytes()),
-            SvcParamValue::Ech(b) => Some(BASE64.encode(b).into_bytes()),
+            // Quoted, as RFC 9460's examples and PowerDNS (which refuses it unquoted) write it.
+            SvcParamValue::Ech(b) => {
+                out.push_str(&format!("=\"{}\"", BASE64.encode(b)));
+                None
+            }
             SvcParamValue::Ipv6Hint(a) => Some(join(a.iter().map(ToString::to_string).collect()).into_bytes()),
-            SvcParamValue::Opaque(b) if b.is_empty() => None,
-            SvcParamValue::Opaque(b) => Some(b.clone()),
+            // Always quoted, an empty one too, as PowerDNS prints them (it refuses a bare `keyNNNNN` and any
+            // spelling of its content but its own).
+            SvcParamValue::Opaque(b) => {
+                out.push('=');
+                write_quoted(b, out);
+                None
+            }
         };
         if let Some(v) = value {
             out.push('=');
@@ -281,8 +290,8 @@ mod tests {
                 "key65001",
             ]),
             Ok(
-                " mandatory=alpn,port alpn=h3,h2 no-default-alpn port=8443 ipv4hint=192.0.2.1,192.0.2.2 ech=AEj+DQBE \
-                 ipv6hint=2001:db8::1 key65000=\"a b\" key65001"
+                " mandatory=alpn,port alpn=h3,h2 no-default-alpn port=8443 ipv4hint=192.0.2.1,192.0.2.2 ech=\"AEj+DQBE\" \
+                 ipv6hint=2001:db8::1 key65000=\"a b\" key65001=\"\""
                     .to_string()
             )
         );

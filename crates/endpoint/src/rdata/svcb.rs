@@ -128,7 +128,7 @@ mod tests {
     #[test]
     fn the_canonical_form_reads_back_to_itself() {
         let once = canonical(r#"16 . port=8443 alpn="h2,h3" ech="AEj+DQBE" key65000="x y""#).unwrap_or_default();
-        assert_eq!(once, r#"16 . alpn=h2,h3 port=8443 ech=AEj+DQBE key65000="x y""#);
+        assert_eq!(once, r#"16 . alpn=h2,h3 port=8443 ech="AEj+DQBE" key65000="x y""#);
         assert_eq!(canonical(&once), Ok(once.clone()));
     }
 
