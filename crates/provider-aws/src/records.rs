@@ -1,9 +1,6 @@
 //! Route53 record sets to endpoints and back, alias records included, with external-dns's property names.
 
-use std::borrow::Cow;
-
-use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType, Ttl, txt};
-use extdns_provider::read_back;
+use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType, Ttl, canonicalize_targets, txt};
 
 use crate::xml::{self, AliasTarget, ResourceRecordSet};
 
@@ -77,13 +74,11 @@ pub fn endpoint_of(set: &ResourceRecordSet) -> Option<Endpoint> {
         if kind == RecordType::Cname {
             ps.set(ALIAS, "false");
         }
-        let mut values = txt::read_values(&kind, values.iter().map(|v| v.value.as_str()));
-        if kind.has_typed_rdata() {
-            for v in &mut values {
-                *v = Cow::Owned(read_back::target(&kind, v).into_owned());
-            }
-        }
-        Endpoint::new(&name, kind, values.iter().map(|v| v.as_ref())).with_ttl(Ttl(set.ttl.unwrap_or(0)))
+        let values = txt::read_values(&kind, values.iter().map(|v| v.value.as_str()));
+        let mut ep = Endpoint::new(&name, kind, values.iter().map(|v| v.as_ref())).with_ttl(Ttl(set.ttl.unwrap_or(0)));
+        // TLSA, SVCB and HTTPS values in the form sources give, whoever wrote them.
+        canonicalize_targets(&mut ep);
+        ep
     };
     if let Some(id) = &set.set_identifier {
         ep.set_identifier = id.clone();

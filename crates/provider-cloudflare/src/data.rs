@@ -5,7 +5,7 @@
 //! case, `1 . alpn="h2"`), put through the canonical form every provider reads back in, so the next sync
 //! compares equal text and plans nothing (as external-dns v0.23.0 lower-cases the TLSA digest it reads).
 
-use extdns_endpoint::{InvalidRdata, RecordType, Svcb, Tlsa};
+use extdns_endpoint::{InvalidRdata, RecordType, Svcb, Tlsa, canonical_target};
 
 use crate::api::RecordData;
 
@@ -42,6 +42,21 @@ pub fn of(record_type: &RecordType, target: &str) -> Result<Option<RecordData>, 
             }))
         }
         _ => Ok(None),
+    }
+}
+
+/// The target a record of `record_type` stands for, from the `content` Cloudflare renders: the canonical
+/// text for TLSA, HTTPS and SVCB (Cloudflare's upper-case digest lower-cased, its quoting undone), the
+/// content itself for the other types and for data extdns cannot parse (it then differs from any desired
+/// target: a record extdns owns is rewritten, someone else's left alone).
+pub fn read(record_type: &RecordType, content: &str) -> String {
+    match canonical_target(record_type, content) {
+        Ok(Some(canonical)) => canonical,
+        Ok(None) => content.to_string(),
+        Err(e) => {
+            tracing::warn!(error = %e, "Cloudflare record content kept as read: extdns cannot parse it");
+            content.to_string()
+        }
     }
 }
 
@@ -88,6 +103,24 @@ mod tests {
                 target: "svc.example.net.".into(),
                 value: String::new(),
             }))
+        );
+    }
+
+    #[test]
+    fn content_is_read_back_canonical() {
+        let digest = "AB".repeat(32);
+        assert_eq!(
+            read(&RecordType::Tlsa, &format!("3 1 1 {digest}")),
+            format!("3 1 1 {}", "ab".repeat(32))
+        );
+        assert_eq!(
+            read(&RecordType::Https, r#"1 . port="8443" alpn="h2""#),
+            "1 . alpn=h2 port=8443"
+        );
+        assert_eq!(
+            read(&RecordType::Tlsa, "255 1 1 ab"),
+            "255 1 1 ab",
+            "kept when unparsable"
         );
     }
 

@@ -34,7 +34,7 @@ use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
 use extdns_provider::gather::Gather;
 use extdns_provider::metadata::OWNERSHIP_PROPERTY;
-use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, read_back, zone};
+use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 
 pub use api::{ApiError, ApiMessage};
 pub use config::{API_LIMIT, Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_URL};
@@ -95,7 +95,7 @@ impl Index {
         let target = match (&rtype, r.priority) {
             (RecordType::Mx, Some(p)) => format!("{p} {}", r.content),
             // The content Cloudflare renders from `data`, in the form sources give.
-            (t, _) if t.has_typed_rdata() => read_back::target(t, &r.content).into_owned(),
+            (t, _) if t.has_typed_rdata() => data::read(t, &r.content),
             _ => r.content.clone(),
         };
         records

@@ -27,16 +27,15 @@ mod api;
 mod config;
 mod credentials;
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl, txt};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl, canonical_target, canonicalize_targets, txt};
 use extdns_provider::as_read::AsRead;
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
-use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, read_back, zone};
+use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 use tokio::sync::OnceCell;
 
 pub use api::{ApiError, ErrorItem};
@@ -292,7 +291,10 @@ fn record_set(ep: &Endpoint) -> ResourceRecordSet {
                 txt::fitted(t.as_str()).into_owned()
             } else if ep.record_type.has_typed_rdata() {
                 // The canonical text: an SVCB target name absolute, whoever built the endpoint.
-                read_back::target(&ep.record_type, t.as_str()).into_owned()
+                match canonical_target(&ep.record_type, t.as_str()) {
+                    Ok(Some(canonical)) => canonical,
+                    _ => t.as_str().to_string(),
+                }
             } else {
                 t.as_str().to_string()
             }
@@ -366,13 +368,11 @@ impl IndexedProvider for GoogleProvider {
                     tracing::info!(record = %set.name, r#type = %set.kind, zone = %zone.name, "record set with a routing policy left alone: extdns does not manage routing policies");
                     continue;
                 }
-                let mut data = txt::read_values(&rtype, set.rrdatas.iter().map(String::as_str));
-                if rtype.has_typed_rdata() {
-                    for d in &mut data {
-                        *d = Cow::Owned(read_back::target(&rtype, d).into_owned());
-                    }
-                }
-                endpoints.push(Endpoint::new(&set.name, rtype, data.iter().map(|d| d.as_ref())).with_ttl(Ttl(set.ttl)));
+                let data = txt::read_values(&rtype, set.rrdatas.iter().map(String::as_str));
+                let mut ep = Endpoint::new(&set.name, rtype, data.iter().map(|d| d.as_ref())).with_ttl(Ttl(set.ttl));
+                // TLSA, SVCB and HTTPS rrdatas in the form sources give, whoever wrote them.
+                canonicalize_targets(&mut ep);
+                endpoints.push(ep);
                 let key = (zone.name.clone(), set.name.to_ascii_lowercase(), set.kind.clone());
                 sets.insert(key, set);
             }

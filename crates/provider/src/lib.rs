@@ -41,7 +41,6 @@ pub mod indexed;
 pub mod inmemory;
 pub mod metadata;
 pub mod pace;
-pub mod read_back;
 pub mod settings;
 pub mod tls;
 pub mod zone;
