@@ -334,6 +334,61 @@ fn a_change_through_the_provider_answers_on_the_next_query() {
     assert_eq!(ask(Tool::Dig, s.port(), &["web.example.org", "A"]).status, "NXDOMAIN");
 }
 
+/// TLSA, HTTPS and SVCB written through the provider are answered (as `dig` and `kdig` read them), read
+/// back by the provider in canonical text, updated and deleted (the transfer suite transfers them).
+#[test]
+fn tlsa_https_and_svcb_are_served_read_back_and_transferred() {
+    require!(DnsClients);
+    let s = served(Limits::default());
+    let tlsa = format!("3 1 1 {}", "ab".repeat(32));
+    let records = [
+        ep("_443._tcp.web.example.org", RecordType::Tlsa, &[tlsa.as_str()]),
+        ep("web.example.org", RecordType::Https, &["1 . alpn=h2,h3 port=8443"]),
+        ep("_dns.example.org", RecordType::Svcb, &["0 dns.example.net."]),
+    ];
+    s.apply(&records.clone().map(Change::Create));
+    for e in &records {
+        let want: Vec<String> = e.targets.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            extdns_test_support::dig::typed(s.port(), &e.dns_name, e.record_type.as_str()),
+            want,
+            "dig {e}"
+        );
+        let r = ask(Tool::Kdig, s.port(), &[&e.dns_name, e.record_type.as_str()]);
+        assert_eq!(r.status, "NOERROR", "kdig {e}: {}", r.text);
+        assert_eq!(r.answer.len(), 1, "kdig {e}: {}", r.text);
+    }
+    let read = s
+        .runtime
+        .block_on(extdns_provider::Provider::records(&s.provider))
+        .expect("reads")
+        .endpoints;
+    for e in &records {
+        assert!(
+            read.iter()
+                .any(|r| r.dns_name == e.dns_name && r.record_type == e.record_type && r.targets == e.targets),
+            "{e} read back as {read:?}"
+        );
+    }
+    let new = ep("web.example.org", RecordType::Https, &["2 svc.example.net. alpn=h3"]);
+    s.apply(&[Change::update(records[1].clone(), new.clone())]);
+    assert_eq!(
+        extdns_test_support::dig::typed(s.port(), "web.example.org", "HTTPS"),
+        ["2 svc.example.net. alpn=h3"]
+    );
+    s.apply(&[
+        Change::Delete(new),
+        Change::Delete(records[0].clone()),
+        Change::Delete(records[2].clone()),
+    ]);
+    for e in &records {
+        assert!(
+            extdns_test_support::dig::short(s.port(), &e.dns_name, e.record_type.as_str()).is_empty(),
+            "{e} deleted"
+        );
+    }
+}
+
 /// A query for `web.example.org A` with this ID, flags and additional records, on the wire.
 fn raw_query(id: u16, flags: u16, additional: &[&[u8]]) -> Vec<u8> {
     let mut q = Vec::new();

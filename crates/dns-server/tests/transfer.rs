@@ -170,6 +170,9 @@ fn follow(signed: bool) -> Served {
         Change::Create(ep("www.example.org", RecordType::Cname, &["web.example.org"])),
         Change::Create(ep("txt.example.org", RecordType::Txt, &["\"hello world\""])),
         Change::Create(ep("mail.example.org", RecordType::Mx, &["10 mx.example.org"])),
+        // The typed records go to the secondaries as they are served (the AXFRs compared below).
+        Change::Create(ep("web.example.org", RecordType::Https, &["1 . alpn=h2 port=8443"])),
+        Change::Create(ep("_443._tcp.web.example.org", RecordType::Tlsa, &["3 1 0 abcdef"])),
     ]);
 
     let primary = Primary {
@@ -181,6 +184,10 @@ fn follow(signed: bool) -> Served {
     let secondaries = [&bind, &knot];
     wait_serial(&secondaries, serial(&served), Instant::now(), Duration::from_secs(20));
     same_records(&served, &secondaries, "after the first AXFR");
+    let ours = dig::axfr(served.port(), ZONE).expect("AXFR from the built-in server");
+    for t in ["TLSA", "HTTPS"] {
+        assert!(ours.iter().any(|r| r.rtype == t), "{t} in the AXFR: {ours:?}");
+    }
 
     // Each step, and the records of its IXFR: four SOAs (new; old, removed; new, added; new) and the
     // records the step removed and added.

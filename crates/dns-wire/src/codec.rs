@@ -7,11 +7,13 @@
 
 use std::str::FromStr;
 
-use extdns_endpoint::{RecordType, Target, TargetKind};
+use extdns_endpoint::{RdataProblem, RecordType, Svcb, Target, TargetKind, Tlsa};
 use hickory_proto::ProtoError;
 use hickory_proto::rr::rdata::{A, AAAA, CNAME, MX, NS, NULL, PTR, SRV, TXT};
 use hickory_proto::rr::{Name, RData, RecordType as WireType};
 use hickory_proto::serialize::binary::{BinDecodable, BinDecoder, BinEncodable, BinEncoder};
+
+use crate::typed;
 
 /// Why a name or a target cannot be written as DNS data.
 #[derive(Debug, thiserror::Error)]
@@ -211,6 +213,14 @@ pub fn rdata(rt: &RecordType, target: &Target) -> Result<RData, CodecError> {
                 .map_err(|_| bad("preference is not a number 0-65535"))?;
             RData::MX(MX::new(pref, name(host).map_err(|e| bad(&e.to_string()))?))
         }
+        RecordType::Tlsa => {
+            let t: Tlsa = target.parse().map_err(|e: RdataProblem| bad(&e.to_string()))?;
+            typed::tlsa_rdata(&t).map_err(|e| bad(&e.to_string()))?
+        }
+        RecordType::Svcb | RecordType::Https => {
+            let s: Svcb = target.parse().map_err(|e: RdataProblem| bad(&e.to_string()))?;
+            typed::svcb_rdata(&s, *rt == RecordType::Https).map_err(|e| bad(&e.to_string()))?
+        }
         other => {
             let wire = WireType::from_str(other.as_str()).map_err(|_| bad("unknown record type"))?;
             RData::try_from_str(wire, target).map_err(|e| bad(&e.to_string()))?
@@ -257,6 +267,10 @@ pub fn target(data: &RData) -> Option<(RecordType, Target)> {
             format!("{} {}", m.preference, name_text(&m.exchange)).into(),
         ),
         RData::NAPTR(n) => (RecordType::Naptr, n.to_string().into()),
+        // In their canonical text, which is what a source stores (see `extdns_endpoint::canonical_target`).
+        RData::TLSA(_) => (RecordType::Tlsa, typed::tlsa_target(data)?.to_string().into()),
+        RData::SVCB(_) => (RecordType::Svcb, typed::svcb_target(data)?.to_string().into()),
+        RData::HTTPS(_) => (RecordType::Https, typed::svcb_target(data)?.to_string().into()),
         RData::Unknown {
             code: WireType::DNAME,
             rdata,

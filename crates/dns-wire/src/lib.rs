@@ -15,6 +15,7 @@
 pub mod codec;
 pub mod key_spec;
 pub mod tsig;
+pub mod typed;
 
 pub use codec::CodecError;
 pub use key_spec::KeySpecError;

@@ -29,6 +29,7 @@ mod labels;
 pub mod name;
 mod null;
 mod object_refs;
+mod rdata;
 mod record_type;
 mod target;
 mod target_filter;
@@ -45,6 +46,10 @@ pub use endpoint::{
 pub use extdns_object::ObjectKey;
 pub use labels::{Labels, label};
 pub use object_refs::ObjectRefs;
+pub use rdata::{
+    InvalidRdata, RdataProblem, SvcParamKey, SvcParamValue, SvcParams, Svcb, Tlsa, canonical_target,
+    canonicalize_targets,
+};
 pub use record_type::RecordType;
 pub use target::{Target, TargetKind};
 pub use target_filter::{NetworkList, TargetNetFilter, TargetNetFilterError};

@@ -27,13 +27,21 @@ pub enum RecordType {
     Naptr,
     /// `DNAME`: a subtree redirect.
     Dname,
+    /// `TLSA`: a certificate association (RFC 6698), `usage selector matching-type hex` (see [`crate::Tlsa`]).
+    Tlsa,
+    /// `SVCB`: a service binding (RFC 9460), `priority target [key=value ...]` (see [`crate::Svcb`]).
+    Svcb,
+    /// `HTTPS`: the SVCB form for HTTP origins (RFC 9460), same record data as SVCB.
+    Https,
     /// Any other type, spelled as the provider gave it; never created by a source.
     Other(Box<str>),
 }
 
 impl RecordType {
-    /// The types external-dns knows, in the order its TXT registry tries them when reading names.
-    pub const KNOWN: [RecordType; 10] = [
+    /// The types external-dns knows, in the order its TXT registry tries them when reading names; SVCB and
+    /// HTTPS, which external-dns does not know, come after its last (TLSA), so its order is a prefix of this
+    /// one and no name it reads is read differently here.
+    pub const KNOWN: [RecordType; 13] = [
         RecordType::A,
         RecordType::Aaaa,
         RecordType::Cname,
@@ -44,6 +52,9 @@ impl RecordType {
         RecordType::Naptr,
         RecordType::Txt,
         RecordType::Dname,
+        RecordType::Tlsa,
+        RecordType::Svcb,
+        RecordType::Https,
     ];
 
     /// The type's standard upper-case spelling (`AAAA`), or the text given for [`RecordType::Other`].
@@ -59,14 +70,27 @@ impl RecordType {
             RecordType::Ptr => "PTR",
             RecordType::Naptr => "NAPTR",
             RecordType::Dname => "DNAME",
+            RecordType::Tlsa => "TLSA",
+            RecordType::Svcb => "SVCB",
+            RecordType::Https => "HTTPS",
             RecordType::Other(s) => s,
         }
     }
 
     /// Whether the type carries a hostname target that may have a meaningful trailing dot.
-    /// external-dns keeps TXT, SRV and NAPTR targets verbatim and trims one dot from the others.
+    /// external-dns keeps TXT, SRV and NAPTR targets verbatim and trims one dot from the others (TLSA
+    /// included). SVCB and HTTPS keep theirs: their target name ends with its dot, and may end the target.
     pub fn keeps_target_dots(&self) -> bool {
-        matches!(self, RecordType::Txt | RecordType::Srv | RecordType::Naptr)
+        matches!(
+            self,
+            RecordType::Txt | RecordType::Srv | RecordType::Naptr | RecordType::Svcb | RecordType::Https
+        )
+    }
+
+    /// Whether the type's targets have a typed form ([`crate::Tlsa`], [`crate::Svcb`]) whose canonical text
+    /// sources store and providers read back ([`crate::canonical_target`]).
+    pub fn has_typed_rdata(&self) -> bool {
+        matches!(self, RecordType::Tlsa | RecordType::Svcb | RecordType::Https)
     }
 }
 
@@ -93,6 +117,9 @@ impl FromStr for RecordType {
             "PTR" => RecordType::Ptr,
             "NAPTR" => RecordType::Naptr,
             "DNAME" => RecordType::Dname,
+            "TLSA" => RecordType::Tlsa,
+            "SVCB" => RecordType::Svcb,
+            "HTTPS" => RecordType::Https,
             other => RecordType::Other(other.into()),
         })
     }
@@ -129,6 +156,17 @@ mod tests {
         for t in RecordType::KNOWN {
             assert_eq!(RecordType::from(t.as_str()), t);
         }
+    }
+
+    #[test]
+    fn external_dns_order_is_a_prefix_of_the_known_order() {
+        let names: Vec<&str> = RecordType::KNOWN.iter().map(RecordType::as_str).collect();
+        // registry/mapper/mapper.go's supportedRecords in v0.23.0.
+        let v0_23 = [
+            "A", "AAAA", "CNAME", "NS", "MX", "PTR", "SRV", "NAPTR", "TXT", "DNAME", "TLSA",
+        ];
+        assert_eq!(names[..v0_23.len()], v0_23);
+        assert_eq!(names[v0_23.len()..], ["SVCB", "HTTPS"]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 use std::fmt;
 
-use crate::{Endpoint, RecordType, Target, TargetKind};
+use crate::{Endpoint, InvalidRdata, RecordType, Target, TargetKind, canonical_target};
 
 /// The address family an A or AAAA record's targets must have.
 #[non_exhaustive]
@@ -70,6 +70,9 @@ pub enum InvalidEndpoint {
         /// The endpoint's DNS name.
         name: String,
     },
+    /// A TLSA, SVCB or HTTPS target that is not valid record data of its type.
+    #[error("{0}")]
+    BadRdata(#[source] InvalidRdata),
     /// A PTR record has no hostname target to point back to.
     #[error("PTR record needs at least one target that is a hostname, got {targets:?}")]
     BadPtrTargets {
@@ -156,6 +159,11 @@ pub fn validate_endpoint(e: &Endpoint) -> Result<(), InvalidEndpoint> {
                 return Err(InvalidEndpoint::BadPtrTargets {
                     targets: e.targets.0.clone(),
                 });
+            }
+        }
+        ref t if t.has_typed_rdata() => {
+            for target in e.targets.iter() {
+                canonical_target(t, target).map_err(InvalidEndpoint::BadRdata)?;
             }
         }
         _ => {}
@@ -284,6 +292,21 @@ mod tests {
         assert_eq!(
             text,
             r#"PTR record needs at least one target that is a hostname, got ["x.com", " "]"#
+        );
+    }
+
+    #[test]
+    fn typed_targets_must_parse_and_the_error_names_the_field() {
+        assert!(valid("_443._tcp.x.com", RecordType::Tlsa, &["3 1 0 ABCD"]));
+        assert!(valid("x.com", RecordType::Https, &["1 . alpn=h2"]));
+        assert!(valid("_dns.x.com", RecordType::Svcb, &["0 dns.x.com."]));
+        let text = validate_endpoint(&ep("x.com", RecordType::Svcb, &["1 . port=http"]))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            text,
+            r#"invalid SVCB target "1 . port=http": SvcParam port value "http" is not a port number from 0 to 65535"#
         );
     }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
-use extdns_test_support::manifests::{alias, lb_service, node, node_port_service, web};
+use extdns_test_support::manifests::{self, alias, lb_service, node, node_port_service, web};
 use extdns_test_support::route53_fake::{self as fake, Fake, Set, Value, Values};
 use extdns_test_support::{moto, require};
 
@@ -370,4 +370,67 @@ fn strict_route53_an_alias_owned_through_an_old_cname_txt_gets_its_a_and_aaaa_ow
     let batches = fake.lock().applied_batches.len();
     ok(&extdns(&fake.url, dir.path(), &[]), "second sync");
     assert_eq!(fake.lock().applied_batches.len(), batches);
+}
+
+/// TLSA, HTTPS and SVCB from a DNSEndpoint through the whole controller into the strict Route53 fake:
+/// values in presentation format, each with its `tlsa-`/`https-`/`svcb-` ownership record; a second sync
+/// writes nothing (what is read back compares equal to what the DNSEndpoint asks, the digest's case and the
+/// SvcParams' order aside), an update and a delete land.
+#[test]
+fn strict_route53_tlsa_https_and_svcb_from_a_dns_endpoint_round_trip() {
+    let fake = Fake::start_in_background();
+    let zone = fake.zone("example.org", false, &[]);
+    let dir = tempdir();
+    let digest = "3F6D8A7D4E5C2B1A09F8E7D6C5B4A3928170F6E5D4C3B2A1908F7E6D5C4B3A29";
+    let tlsa = format!("3 1 1 {digest}");
+    let publish = |https: &str, with_tlsa: bool| {
+        let mut entries = vec![
+            ("web.example.org", "HTTPS", https),
+            ("_dns.example.org", "SVCB", "0 svc.example.net"),
+        ];
+        if with_tlsa {
+            entries.push(("_443._tcp.web.example.org", "TLSA", tlsa.as_str()));
+        }
+        write_manifests(dir.path(), &manifests::dns_endpoint("web", &entries));
+    };
+    let types = [
+        "--source=crd",
+        "--managed-record-types=TLSA",
+        "--managed-record-types=HTTPS",
+        "--managed-record-types=SVCB",
+    ];
+    publish("1 . port=8443 alpn=\"h2,h3\"", true);
+    ok(&extdns(&fake.url, dir.path(), &types), "first sync");
+    assert_eq!(
+        values(&fake.find(&zone, "_443._tcp.web.example.org", "TLSA")),
+        [format!("3 1 1 {}", digest.to_lowercase())]
+    );
+    assert_eq!(
+        values(&fake.find(&zone, "web.example.org", "HTTPS")),
+        ["1 . alpn=h2,h3 port=8443"]
+    );
+    assert_eq!(
+        values(&fake.find(&zone, "_dns.example.org", "SVCB")),
+        ["0 svc.example.net."]
+    );
+    assert_eq!(
+        owned(&fake, &zone),
+        [
+            "https-web.example.org",
+            "svcb-_dns.example.org",
+            "tlsa-_443._tcp.web.example.org"
+        ]
+    );
+    let batches = fake.lock().applied_batches.len();
+    ok(&extdns(&fake.url, dir.path(), &types), "second sync");
+    assert_eq!(
+        fake.lock().applied_batches.len(),
+        batches,
+        "a second sync changes nothing"
+    );
+    publish("1 . alpn=h3", false);
+    ok(&extdns(&fake.url, dir.path(), &types), "update and delete");
+    assert_eq!(values(&fake.find(&zone, "web.example.org", "HTTPS")), ["1 . alpn=h3"]);
+    assert!(fake.find(&zone, "_443._tcp.web.example.org", "TLSA").is_none());
+    assert!(!owned(&fake, &zone).iter().any(|n| n.starts_with("tlsa-")));
 }

@@ -361,3 +361,72 @@ fn azure_apex_and_wildcard_records_against_external_dns() {
         }
     });
 }
+
+/// A DNSEndpoint with TLSA, HTTPS and SVCB entries beside an A record, on both Azure services: the three
+/// are refused by name (record, type and service in the log, the sync failing), none reaches Azure, and
+/// the A record lands with its ownership record.
+#[test]
+fn azure_tlsa_https_and_svcb_are_refused_by_name_and_the_rest_lands() {
+    for (service, provider, zone, label) in [
+        (Service::Public, "azure", "example.org", "Azure DNS"),
+        (
+            Service::Private,
+            "azure-private-dns",
+            "internal.example",
+            "Azure Private DNS",
+        ),
+    ] {
+        let fake = FakeAzure::start(&[(service, zone)]);
+        let (home, dir) = (tempdir(), tempdir());
+        let (web, tlsa, dns) = (
+            format!("web.{zone}"),
+            format!("_443._tcp.web.{zone}"),
+            format!("_dns.{zone}"),
+        );
+        let digest = "3f".repeat(32);
+        let tlsa_target = format!("3 1 1 {digest}");
+        let entries = [
+            (web.as_str(), "A", "192.0.2.10"),
+            (web.as_str(), "HTTPS", "1 . alpn=h2"),
+            (tlsa.as_str(), "TLSA", tlsa_target.as_str()),
+            (dns.as_str(), "SVCB", "0 svc.example.net."),
+        ];
+        cli::write_manifests(dir.path(), &manifests::dns_endpoint("web", &entries));
+        let types = [
+            "--source=crd",
+            "--managed-record-types=A",
+            "--managed-record-types=TLSA",
+            "--managed-record-types=HTTPS",
+            "--managed-record-types=SVCB",
+        ];
+        let out = extdns(&fake, provider, home.path(), dir.path(), &types);
+        let log = text(&out);
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "{provider}: the sync reports the refusals\n{log}"
+        );
+        for (name, t) in [(&web, "HTTPS"), (&tlsa, "TLSA"), (&dns, "SVCB")] {
+            let named = log
+                .lines()
+                .any(|l| l.contains(name.as_str()) && l.contains(t) && l.contains(label));
+            assert!(named, "{provider}: {name} {t} refused by name\n{log}");
+        }
+        let lines = fake.lines();
+        assert!(lines.iter().any(|l| l.starts_with(&format!("{web} A"))), "{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.starts_with(&format!("a-{web} TXT"))),
+            "{lines:?}"
+        );
+        let typed = ["TLSA", "HTTPS", "SVCB"];
+        assert!(
+            !fake
+                .state()
+                .requests
+                .lines()
+                .iter()
+                .any(|r| typed.iter().any(|t| r.contains(&format!("/{t}/")))),
+            "{provider}: nothing of the three reached Azure"
+        );
+    }
+}

@@ -7,8 +7,11 @@ use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
+use extdns_test_support::connector::GobEndpoint;
+use extdns_test_support::differential::{self, Objects, TwoFakes};
 use extdns_test_support::lines::owned_txt_names;
-use extdns_test_support::manifests::{lb_service, web};
+use extdns_test_support::manifests::{self, lb_service, web};
+use extdns_test_support::tls_proxy::TlsProxy;
 
 const OWNER: &str = "e2e";
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
@@ -187,4 +190,163 @@ fn cloudflare_provider_specific_6731_dnsendpoint_names_canonical_and_legacy() {
     let writes = cf.state().requests.writes();
     ok(&extdns(&cf, dir.path(), &crd), "second sync");
     assert_eq!(cf.state().requests.writes(), writes, "a second run changes nothing");
+}
+
+/// A SHA-256 digest in upper case, as users paste it from `openssl`: both controllers write it lower-case.
+const DIGEST: &str = "3F6D8A7D4E5C2B1A09F8E7D6C5B4A3928170F6E5D4C3B2A1908F7E6D5C4B3A29";
+
+/// The `--managed-record-types` that manage the typed types beside the ownership TXT records.
+const TYPED: [&str; 5] = [
+    "--source=crd",
+    "--managed-record-types=TXT",
+    "--managed-record-types=TLSA",
+    "--managed-record-types=HTTPS",
+    "--managed-record-types=SVCB",
+];
+
+/// TLSA, HTTPS and SVCB from a DNSEndpoint through the whole controller: written as Cloudflare's `data`, each
+/// with its ownership record (`tlsa-`, `https-`, `svcb-`), a second sync changes nothing (what is read back
+/// compares equal to what the DNSEndpoint asks, the digest's case and the SvcParams' order aside), an update
+/// and a delete land.
+#[test]
+fn cloudflare_tlsa_https_and_svcb_from_a_dns_endpoint_round_trip() {
+    let (cf, dir) = example_org();
+    let publish = |https: &str, with_tlsa: bool| {
+        let mut entries = vec![
+            ("web.example.org", "HTTPS", https),
+            ("_dns.example.org", "SVCB", "0 svc.example.net"),
+        ];
+        let tlsa = format!("3 1 1 {DIGEST}");
+        if with_tlsa {
+            entries.push(("_443._tcp.web.example.org", "TLSA", tlsa.as_str()));
+        }
+        write_manifests(dir.path(), &[manifests::dns_endpoint("web", &entries)]);
+    };
+    publish("1 . port=8443 alpn=\"h2,h3\"", true);
+    ok(&extdns(&cf, dir.path(), &TYPED), "first sync");
+    assert_eq!(
+        records(&cf),
+        [
+            format!("_443._tcp.web.example.org TLSA 3 1 1 {DIGEST} proxied=false ttl=1"),
+            "_dns.example.org SVCB 0 svc.example.net. proxied=false ttl=1".to_string(),
+            "web.example.org HTTPS 1 . alpn=h2,h3 port=8443 proxied=false ttl=1".to_string(),
+        ]
+    );
+    assert_eq!(
+        owned_txt(&cf),
+        [
+            "https-web.example.org",
+            "svcb-_dns.example.org",
+            "tlsa-_443._tcp.web.example.org"
+        ]
+    );
+    let writes = cf.state().requests.writes();
+    ok(&extdns(&cf, dir.path(), &TYPED), "second sync");
+    assert_eq!(cf.state().requests.writes(), writes, "a second sync changes nothing");
+
+    publish("1 . alpn=h3", false);
+    ok(&extdns(&cf, dir.path(), &TYPED), "update and delete");
+    assert_eq!(
+        records(&cf),
+        [
+            "_dns.example.org SVCB 0 svc.example.net. proxied=false ttl=1",
+            "web.example.org HTTPS 1 . alpn=h3 proxied=false ttl=1",
+        ]
+    );
+    assert!(
+        !owned_txt(&cf).iter().any(|n| n.starts_with("tlsa-")),
+        "{:?}",
+        owned_txt(&cf)
+    );
+}
+
+/// external-dns v0.23.0 writes TLSA to Cloudflare (its only provider that does): from the same DNSEndpoint
+/// entry, it and extdns leave the same records in their own fake (the record as `data`, its digest rendered
+/// the same, the `tlsa-` ownership record), and each takes over the other's zone without a write.
+#[test]
+fn cloudflare_tlsa_beside_external_dns() {
+    differential::in_loopback_namespace("cloudflare_tlsa_beside_external_dns", || {
+        let start = || FakeCloudflare::start(&[(ZONE, "example.org")]);
+        let fakes = TwoFakes::start(start, FakeCloudflare::addr, &["api.cloudflare.com"]);
+        let objects = Objects::serve();
+        let home = tempdir();
+        let types = ["--managed-record-types=TLSA"];
+        let ours = |cf: &FakeCloudflare| {
+            let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["CF_"]);
+            cmd.env("CF_API_TOKEN", TOKEN)
+                .env("EXTDNS_CLOUDFLARE_API_URL", &cf.url)
+                .args(["--once", "--source=crd", "--provider=cloudflare", "--registry=txt"])
+                .args(["--txt-owner-id", OWNER, "--domain-filter=example.org"])
+                .args(["--batch-change-interval=0s", "--manifests"])
+                .arg(objects.dir.path())
+                .args(types);
+            cli::run(&mut cmd)
+        };
+        let theirs = |cf: &FakeCloudflare, proxy: &TlsProxy| {
+            // Each fake answers as api.cloudflare.com through its own proxy; the fake is named for the reader.
+            let _ = cf;
+            let mut cmd = differential::external_dns(Some(proxy), home.path(), objects.source, &["CF_"]);
+            cmd.env("CF_API_TOKEN", TOKEN)
+                .args(["--registry=txt", "--txt-owner-id", OWNER, "--policy=sync"])
+                .args(["--provider=cloudflare", "--domain-filter=example.org"])
+                .args(types);
+            cli::run(&mut cmd)
+        };
+        let zone = |cf: &FakeCloudflare| differential::without_resource_label(cf.lines(), "\"");
+        let publish = |targets: &[&str]| {
+            let tlsa: Vec<(&str, &str, &str)> = targets
+                .iter()
+                .map(|t| ("_443._tcp.web.example.org", "TLSA", *t))
+                .collect();
+            let endpoints = match targets {
+                [] => Vec::new(),
+                _ => vec![GobEndpoint::new("_443._tcp.web.example.org", "TLSA", targets, 0)],
+            };
+            let manifest = if targets.is_empty() {
+                String::new()
+            } else {
+                manifests::dns_endpoint("web", &tlsa)
+            };
+            objects.publish(&manifest, endpoints);
+        };
+        let step = |what: &str| {
+            ok(&ours(&fakes.ours), &format!("extdns: {what}"));
+            ok(
+                &theirs(&fakes.theirs, &fakes.to_theirs),
+                &format!("external-dns: {what}"),
+            );
+            assert_eq!(zone(&fakes.ours), zone(&fakes.theirs), "{what}: the same records");
+        };
+        let first = format!("3 1 1 {DIGEST}");
+        publish(&[first.as_str()]);
+        step("create");
+        assert!(
+            zone(&fakes.ours)
+                .iter()
+                .any(|l| l.starts_with("_443._tcp.web.example.org TLSA 3 1 1 ")),
+            "{:?}",
+            zone(&fakes.ours)
+        );
+        assert!(
+            zone(&fakes.ours)
+                .iter()
+                .any(|l| l.starts_with("tlsa-_443._tcp.web.example.org TXT"))
+        );
+        let second = format!("3 1 1 {}", DIGEST.to_lowercase().replace('3', "4"));
+        publish(&[second.as_str()]);
+        step("update");
+        differential::assert_writes_nothing(
+            "extdns on external-dns's zone",
+            || fakes.theirs.state().requests.writes(),
+            || ours(&fakes.theirs),
+        );
+        differential::assert_writes_nothing(
+            "external-dns on extdns's zone",
+            || fakes.ours.state().requests.writes(),
+            || theirs(&fakes.ours, &fakes.to_ours),
+        );
+        publish(&[]);
+        step("delete");
+        assert_eq!(zone(&fakes.ours), Vec::<String>::new(), "delete: nothing left");
+    });
 }

@@ -293,3 +293,75 @@ fn apexes_against_external_dns() {
         zoned(&ours)
     );
 }
+
+/// TLSA, HTTPS and SVCB from a DNSEndpoint through the whole controller into Cloud DNS: rrdatas in
+/// presentation format (the SVCB target made absolute), each with its `tlsa-`/`https-`/`svcb-` ownership
+/// record; a second sync writes nothing (what is read back compares equal to what the DNSEndpoint asks,
+/// the digest's case and the SvcParams' order aside), an update and a delete land.
+#[test]
+fn google_tlsa_https_and_svcb_from_a_dns_endpoint_round_trip() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let (home, dir) = (tempdir(), tempdir());
+    let digest = "3F6D8A7D4E5C2B1A09F8E7D6C5B4A3928170F6E5D4C3B2A1908F7E6D5C4B3A29";
+    let tlsa = format!("3 1 1 {digest}");
+    let publish = |https: &str, with_tlsa: bool| {
+        let mut entries = vec![
+            ("web.example.org", "HTTPS", https),
+            ("_dns.example.org", "SVCB", "0 svc.example.net"),
+        ];
+        if with_tlsa {
+            entries.push(("_443._tcp.web.example.org", "TLSA", tlsa.as_str()));
+        }
+        cli::write_manifests(dir.path(), &manifests::dns_endpoint("web", &entries));
+    };
+    let types = [
+        "--source=crd",
+        "--managed-record-types=TLSA",
+        "--managed-record-types=HTTPS",
+        "--managed-record-types=SVCB",
+    ];
+    let typed = |fake: &FakeGoogle| -> Vec<String> {
+        let lines = fake.lines();
+        lines.into_iter().filter(|l| !l.contains(" TXT ")).collect()
+    };
+    publish("1 . port=8443 alpn=\"h2,h3\"", true);
+    ok(&extdns(&fake, home.path(), dir.path(), &types), "first sync");
+    assert_eq!(
+        typed(&fake),
+        [
+            format!("_443._tcp.web.example.org. TLSA 300 3 1 1 {}", digest.to_lowercase()),
+            "_dns.example.org. SVCB 300 0 svc.example.net.".to_string(),
+            "web.example.org. HTTPS 300 1 . alpn=h2,h3 port=8443".to_string(),
+        ]
+    );
+    let owned: Vec<String> = fake
+        .lines()
+        .into_iter()
+        .filter(|l| l.contains(" TXT ") && l.contains("external-dns/owner=e2e"))
+        .filter_map(|l| l.split(' ').next().map(str::to_string))
+        .collect();
+    assert_eq!(
+        owned,
+        [
+            "https-web.example.org.",
+            "svcb-_dns.example.org.",
+            "tlsa-_443._tcp.web.example.org."
+        ]
+    );
+    let changes = fake.state().requests.count("changes.create");
+    ok(&extdns(&fake, home.path(), dir.path(), &types), "second sync");
+    assert_eq!(
+        fake.state().requests.count("changes.create"),
+        changes,
+        "a second sync changes nothing"
+    );
+    publish("1 . alpn=h3", false);
+    ok(&extdns(&fake, home.path(), dir.path(), &types), "update and delete");
+    assert_eq!(
+        typed(&fake),
+        [
+            "_dns.example.org. SVCB 300 0 svc.example.net.",
+            "web.example.org. HTTPS 300 1 . alpn=h3",
+        ]
+    );
+}

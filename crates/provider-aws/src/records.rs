@@ -1,6 +1,6 @@
 //! Route53 record sets to endpoints and back, alias records included, with external-dns's property names.
 
-use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType, Ttl, txt};
+use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType, Ttl, canonicalize_targets, txt};
 
 use crate::xml::{self, AliasTarget, ResourceRecordSet};
 
@@ -23,11 +23,13 @@ pub const GEOPROXIMITY_BIAS: &str = "aws/geoproximity-bias";
 pub const MULTI_VALUE_ANSWER: &str = "aws/multi-value-answer";
 pub const HEALTH_CHECK_ID: &str = "aws/health-check-id";
 
-/// The record types extdns manages in Route53 (external-dns's supported types).
+/// The record types extdns manages in Route53: external-dns's, and TLSA, HTTPS and SVCB, which Route53
+/// holds since October 2024 (its `RRType` enum; the Developer Guide's "Supported DNS record types" gives
+/// their `<Value>` in presentation format, which is what extdns writes and reads).
 pub fn supported(kind: &str) -> bool {
     matches!(
         kind,
-        "A" | "AAAA" | "CNAME" | "TXT" | "SRV" | "NS" | "PTR" | "MX" | "NAPTR"
+        "A" | "AAAA" | "CNAME" | "TXT" | "SRV" | "NS" | "PTR" | "MX" | "NAPTR" | "TLSA" | "HTTPS" | "SVCB"
     )
 }
 
@@ -73,7 +75,10 @@ pub fn endpoint_of(set: &ResourceRecordSet) -> Option<Endpoint> {
             ps.set(ALIAS, "false");
         }
         let values = txt::read_values(&kind, values.iter().map(|v| v.value.as_str()));
-        Endpoint::new(&name, kind, values.iter().map(|v| v.as_ref())).with_ttl(Ttl(set.ttl.unwrap_or(0)))
+        let mut ep = Endpoint::new(&name, kind, values.iter().map(|v| v.as_ref())).with_ttl(Ttl(set.ttl.unwrap_or(0)));
+        // TLSA, SVCB and HTTPS values in the form sources give, whoever wrote them.
+        canonicalize_targets(&mut ep);
+        ep
     };
     if let Some(id) = &set.set_identifier {
         ep.set_identifier = id.clone();
@@ -597,6 +602,51 @@ mod tests {
             ..set
         };
         assert!(endpoint_of(&soa).is_none());
+    }
+
+    #[test]
+    fn tlsa_https_and_svcb_values_are_written_in_presentation_format_and_read_back_canonical() {
+        let cx = WriteContext {
+            evaluate_target_health: false,
+            zone_id: "Z1",
+        };
+        let digest = "0a".repeat(32);
+        let cases = [
+            (RecordType::Tlsa, "_443._tcp.www.example.com", format!("3 1 1 {digest}")),
+            (
+                RecordType::Https,
+                "www.example.com",
+                "1 . alpn=h2,h3 port=8443".to_string(),
+            ),
+            (RecordType::Svcb, "_dns.example.com", "0 svc.example.net.".to_string()),
+        ];
+        for (kind, name, target) in cases {
+            let ep = Endpoint::new(name, kind.clone(), [target.as_str()]).with_ttl(Ttl(300));
+            let set = record_set(&ep, &cx);
+            assert_eq!(set.kind, kind.as_str());
+            let written: Vec<&str> = set
+                .resource_records
+                .iter()
+                .flat_map(|r| &r.items)
+                .map(|v| v.value.as_str())
+                .collect();
+            assert_eq!(written, [target.as_str()]);
+            let back = endpoint_of(&set).expect("a managed type");
+            assert!(back.targets.same(&ep.targets), "{kind}: {:?}", back.targets);
+        }
+        // Route53 answers a value as it was written by whoever wrote it: another spelling of the same data
+        // reads back in the canonical form, so the plan finds nothing to change.
+        let mut other = record_set(
+            &Endpoint::new("www.example.com", RecordType::Https, ["1 . alpn=h2"]),
+            &cx,
+        );
+        other.resource_records = Some(xml::ResourceRecords {
+            items: vec![xml::ResourceRecord {
+                value: "1 . alpn=\"h2\"".into(),
+            }],
+        });
+        let back = endpoint_of(&other).expect("a managed type");
+        assert_eq!(back.targets[0].as_str(), "1 . alpn=h2");
     }
 
     #[test]

@@ -417,3 +417,79 @@ async fn a_stream_of_applies_never_makes_more_than_five_requests_a_second() {
         "six requests arrived within a second"
     );
 }
+
+/// The values of `kind` at `name` in the fake, as Route53 holds them.
+fn values_at(fake: &Fake, zone: &str, name: &str, kind: &str) -> Vec<String> {
+    let set = fake.find(zone, name, kind);
+    let items = set
+        .and_then(|s| s.resource_records)
+        .map(|r| r.items)
+        .unwrap_or_default();
+    items.into_iter().map(|v| v.value).collect()
+}
+
+#[tokio::test]
+async fn tlsa_https_and_svcb_are_written_read_back_updated_and_deleted() {
+    let (fake, zone, p) = example_com([]).await;
+    let digest = "c0ffee".repeat(10) + "c0ff";
+    let tlsa = Endpoint::new(
+        "_443._tcp.www.example.com",
+        RecordType::Tlsa,
+        [format!("3 1 1 {digest}").as_str()],
+    )
+    .with_ttl(Ttl(300));
+    let https = Endpoint::new("www.example.com", RecordType::Https, ["1 . alpn=h2,h3 port=8443"]).with_ttl(Ttl(300));
+    let svcb = Endpoint::new("_dns.example.com", RecordType::Svcb, ["0 svc.example.net."]).with_ttl(Ttl(300));
+    let created = [tlsa.clone(), https.clone(), svcb.clone()].map(Change::Create);
+    apply_changes(&p, &created).await.expect("created");
+    assert_eq!(
+        values_at(&fake, &zone, "_443._tcp.www.example.com", "TLSA"),
+        [format!("3 1 1 {digest}")]
+    );
+    assert_eq!(
+        values_at(&fake, &zone, "www.example.com", "HTTPS"),
+        ["1 . alpn=h2,h3 port=8443"]
+    );
+    assert_eq!(
+        values_at(&fake, &zone, "_dns.example.com", "SVCB"),
+        ["0 svc.example.net."]
+    );
+
+    let read = p.records().await.expect("read").endpoints;
+    for want in [&tlsa, &https, &svcb] {
+        let got = read
+            .iter()
+            .find(|e| e.dns_name == want.dns_name && e.record_type == want.record_type);
+        assert!(
+            got.is_some_and(|g| g.targets.same(&want.targets) && g.record_ttl == want.record_ttl),
+            "{} {} read back as written: {got:?}",
+            want.dns_name,
+            want.record_type
+        );
+    }
+
+    let https2 = Endpoint::new(
+        "www.example.com",
+        RecordType::Https,
+        ["1 . alpn=h2,h3 port=8443", "2 backup.example.net. alpn=h2"],
+    )
+    .with_ttl(Ttl(300));
+    apply_changes(&p, &[Change::update(https, https2)])
+        .await
+        .expect("updated");
+    assert_eq!(
+        values_at(&fake, &zone, "www.example.com", "HTTPS"),
+        ["1 . alpn=h2,h3 port=8443", "2 backup.example.net. alpn=h2"]
+    );
+    let read = p.records().await.expect("read").endpoints;
+    let gone: Vec<Change> = read
+        .into_iter()
+        .filter(|e| e.record_type.has_typed_rdata())
+        .map(Change::Delete)
+        .collect();
+    assert_eq!(gone.len(), 3);
+    apply_changes(&p, &gone)
+        .await
+        .expect("deleted: each matches what Route53 holds");
+    assert!(fake.sets(&zone).is_empty(), "{:?}", fake.sets(&zone));
+}

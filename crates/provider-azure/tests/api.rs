@@ -640,3 +640,52 @@ async fn the_ownership_payload_is_record_set_metadata_and_a_value_past_256_chara
         );
     }
 }
+
+/// TLSA, HTTPS and SVCB: neither Azure DNS at api-version 2018-05-01 nor Azure Private DNS holds them (TLSA
+/// arrives only in 2023-07-01-preview; HTTPS and SVCB in no version), so each is refused by name, naming
+/// its type and the service, before anything is sent, while the other records land.
+#[tokio::test]
+async fn tlsa_https_and_svcb_are_refused_by_name_and_the_others_land() {
+    for (service, kind, provider_name) in [
+        (Service::Public, Kind::Public, "Azure DNS"),
+        (Service::Private, Kind::Private, "Azure Private DNS"),
+    ] {
+        let fake = FakeAzure::start(&[(service, "example.org")]);
+        let p = provider(&fake, kind);
+        let changes = [
+            Change::Create(Endpoint::new(
+                "_443._tcp.web.example.org",
+                RecordType::from("TLSA"),
+                ["3 1 1 0a0b0c0d"],
+            )),
+            Change::Create(Endpoint::new(
+                "web.example.org",
+                RecordType::from("HTTPS"),
+                ["1 . alpn=h2"],
+            )),
+            Change::Create(Endpoint::new(
+                "_dns.example.org",
+                RecordType::from("SVCB"),
+                ["0 svc.example.net."],
+            )),
+            Change::Create(Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"])),
+        ];
+        let e = p.apply(&ReadState::default(), &units(&changes)).await.err();
+        let Some(ProviderError::Partial { failures }) = e else {
+            panic!("the three records must be named: {e:?}")
+        };
+        let named: Vec<String> = failures.iter().map(ToString::to_string).collect();
+        assert_eq!(named.len(), 3, "{named:?}");
+        for t in ["TLSA", "HTTPS", "SVCB"] {
+            let f = failures.iter().find(|f| f.key.record_type.as_str() == t);
+            let m = f.map(|f| f.reason.message.as_str()).unwrap_or_default();
+            assert!(m.contains(t) && m.contains(provider_name), "{t}: {named:?}");
+        }
+        assert!(
+            fake.get(service, "example.org", "web", "A").is_some(),
+            "the A record lands"
+        );
+        let puts = sent(&fake, "PUT");
+        assert_eq!(puts.len(), 1, "only the A record is sent: {puts:?}");
+    }
+}

@@ -153,19 +153,42 @@ pub struct DnsRecord {
     pub priority: Option<u16>,
 }
 
-/// The fields of a record extdns writes.
+/// The fields of a record extdns writes: `content`, or `data` for the types Cloudflare sets through it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RecordBody {
     pub name: String,
     #[serde(rename = "type")]
     pub record_type: String,
-    pub content: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<RecordData>,
     pub ttl: u32,
     pub proxied: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<u16>,
+}
+
+/// The `data` object of the types whose `content` Cloudflare renders and will not take (its API reference:
+/// "content: Formatted TLSA content. See 'data' to set TLSA properties.", likewise HTTPS and SVCB).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum RecordData {
+    /// TLSA: the certificate association's three numbers and its data as hex.
+    Tlsa {
+        usage: u8,
+        selector: u8,
+        matching_type: u8,
+        certificate: String,
+    },
+    /// HTTPS and SVCB: priority, target name, and the SvcParams in presentation format as `value`.
+    Svcb {
+        priority: u16,
+        target: String,
+        value: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -22,6 +22,7 @@
 mod api;
 pub mod comment;
 mod config;
+mod data;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::str::FromStr;
@@ -93,6 +94,8 @@ impl Index {
         let Ok(rtype) = RecordType::from_str(&r.record_type);
         let target = match (&rtype, r.priority) {
             (RecordType::Mx, Some(p)) => format!("{p} {}", r.content),
+            // The content Cloudflare renders from `data`, in the form sources give.
+            (t, _) if t.has_typed_rdata() => data::read(t, &r.content),
             _ => r.content.clone(),
         };
         records
@@ -202,6 +205,8 @@ impl CloudflareProvider {
             .filter(|c| !c.is_empty())
     }
 
+    /// The record written for one target of `ep`. A TLSA, HTTPS or SVCB target goes as `data`
+    /// ([`data::of`]); one that is not valid record data never reaches here ([`invalid_data`]).
     fn body(&self, ep: &Endpoint, target: &str) -> RecordBody {
         let proxied = self.proxied(ep);
         let ttl = if proxied || !ep.record_ttl.is_configured() {
@@ -213,10 +218,12 @@ impl CloudflareProvider {
             (RecordType::Mx, Some((p, host))) => (host.to_string(), Some(p)),
             _ => (target.to_string(), None),
         };
+        let data = data::of(&ep.record_type, target).ok().flatten();
         RecordBody {
             name: ep.dns_name.trim_end_matches('.').to_string(),
             record_type: ep.record_type.as_str().to_string(),
-            content,
+            content: data.is_none().then_some(content),
+            data,
             ttl,
             proxied,
             comment: comment::join(
@@ -325,11 +332,31 @@ fn parse_mx(target: &str) -> Option<(u16, &str)> {
     Some((p.parse().ok()?, host.trim().trim_end_matches('.')))
 }
 
+/// The types extdns writes to Cloudflare: external-dns's (A, AAAA, CNAME, TXT, MX, NS; TLSA since v0.23), and
+/// HTTPS and SVCB, which Cloudflare holds through the same `data` object as TLSA.
 fn supported(t: &RecordType) -> bool {
     matches!(
         t,
-        RecordType::A | RecordType::Aaaa | RecordType::Cname | RecordType::Txt | RecordType::Mx | RecordType::Ns
+        RecordType::A
+            | RecordType::Aaaa
+            | RecordType::Cname
+            | RecordType::Txt
+            | RecordType::Mx
+            | RecordType::Ns
+            | RecordType::Tlsa
+            | RecordType::Https
+            | RecordType::Svcb
     )
+}
+
+/// The first target of `unit` that must go as `data` and is not valid record data: the unit is refused
+/// by name before anything is sent (a source refuses such a target already; an endpoint from elsewhere, a
+/// webhook's, may still carry one).
+fn invalid_data(unit: &Unit<'_>) -> Option<extdns_endpoint::InvalidRdata> {
+    unit.changes()
+        .map(Change::endpoint)
+        .flat_map(|ep| ep.targets.iter().map(move |t| data::of(&ep.record_type, t.as_str())))
+        .find_map(Result::err)
 }
 
 #[async_trait]
@@ -401,6 +428,10 @@ impl IndexedProvider for CloudflareProvider {
                     FailureKind::Transient,
                     format!("the Cloudflare id of {missing} is unknown: the zones are read again first"),
                 ));
+                continue;
+            }
+            if let Some(invalid) = invalid_data(unit) {
+                failures.refuse(unit, invalid);
                 continue;
             }
             match zone::of_unit(unit, "Cloudflare", supported, |name| index.zone_for(name)) {

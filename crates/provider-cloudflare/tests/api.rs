@@ -427,3 +427,76 @@ async fn a_delete_the_index_has_no_id_for_fails_and_asks_for_a_new_read() {
     }
     assert_eq!(cf.lines(), Vec::<String>::new());
 }
+
+/// TLSA, HTTPS and SVCB go as Cloudflare's `data` object (the fake refuses them as `content`), read back
+/// from the `content` Cloudflare renders (the TLSA digest in upper case) equal to what was written, are
+/// patched in place and deleted; a target that is not valid record data is refused by name, the others land.
+#[tokio::test]
+async fn tlsa_https_and_svcb_are_written_as_data_read_back_equal_updated_and_deleted() {
+    let cf = fake();
+    let p = provider(&cf);
+    let digest = "0a".repeat(32);
+    let tlsa_target = format!("3 1 1 {digest}");
+    let tlsa = ep("_443._tcp.web.example.org", RecordType::Tlsa, &[tlsa_target.as_str()]);
+    let https = ep("web.example.org", RecordType::Https, &["1 . alpn=h2,h3 port=8443"]);
+    let svcb = ep("_dns.example.org", RecordType::Svcb, &["0 svc.example.net."]);
+    let bad = ep("_25._tcp.mail.example.org", RecordType::Tlsa, &["3 1 1 abc"]);
+    let err = apply_changes(
+        &p,
+        &[tlsa.clone(), https.clone(), svcb.clone(), bad].map(Change::Create),
+    )
+    .await;
+    let Err(ProviderError::Partial { failures }) = err else {
+        panic!("the bad TLSA record must be named: {err:?}")
+    };
+    let named: Vec<String> = failures.iter().map(|f| f.to_string()).collect();
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert!(
+        named[0].starts_with("_25._tcp.mail.example.org TLSA") && named[0].contains("certificate"),
+        "{named:?}"
+    );
+    assert_eq!(
+        cf.lines(),
+        vec![
+            format!(
+                "_443._tcp.web.example.org TLSA 3 1 1 {} proxied=false ttl=1",
+                digest.to_uppercase()
+            ),
+            "_dns.example.org SVCB 0 svc.example.net. proxied=false ttl=1".to_string(),
+            "web.example.org HTTPS 1 . alpn=h2,h3 port=8443 proxied=false ttl=1".to_string(),
+        ]
+    );
+    let data: Vec<serde_json::Value> = cf.state().records.values().filter_map(|r| r.data.clone()).collect();
+    assert!(
+        data.contains(&serde_json::json!({"usage": 3, "selector": 1, "matching_type": 1, "certificate": digest})),
+        "{data:?}"
+    );
+    assert_eq!(
+        read_lines(&p, |_| String::new()).await,
+        vec![
+            format!("_443._tcp.web.example.org TLSA 1 {tlsa_target}"),
+            "_dns.example.org SVCB 1 0 svc.example.net.".to_string(),
+            "web.example.org HTTPS 1 1 . alpn=h2,h3 port=8443".to_string(),
+        ],
+        "read back as written, the digest's case aside"
+    );
+
+    let records = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let ids_before: Vec<String> = cf.state().records.keys().cloned().collect();
+    let https2 = ep("web.example.org", RecordType::Https, &["1 . alpn=h3"]);
+    let changes = [
+        Change::update(https, https2),
+        Change::Delete(tlsa),
+        Change::Delete(svcb),
+    ];
+    let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
+    if let Err(e) = p.apply(&records.state, &units).await {
+        panic!("{e}");
+    }
+    assert_eq!(
+        cf.lines(),
+        vec!["web.example.org HTTPS 1 . alpn=h3 proxied=false ttl=1"]
+    );
+    let ids_after: Vec<String> = cf.state().records.keys().cloned().collect();
+    assert!(ids_before.contains(&ids_after[0]), "the HTTPS record patched in place");
+}

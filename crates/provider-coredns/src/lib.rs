@@ -340,6 +340,21 @@ mod tests {
         assert!(refusal(&slash).is_some());
     }
 
+    /// SkyDNS values have no field for TLSA or SVCB/HTTPS data, so CoreDNS's etcd plugin serves none: each is
+    /// refused naming its type, not written as something else.
+    #[test]
+    fn tlsa_svcb_and_https_are_refused_by_name() {
+        for (rt, target) in [
+            (RecordType::Tlsa, "3 1 0 abcd"),
+            (RecordType::Svcb, "1 . alpn=h2"),
+            (RecordType::Https, "1 . alpn=h2"),
+        ] {
+            let ep = Endpoint::new("_443._tcp.web.example.org", rt.clone(), [target]);
+            let why = refusal(&ep).unwrap_or_default();
+            assert!(why.contains(&format!("no {rt} records")), "{rt}: {why}");
+        }
+    }
+
     #[test]
     fn ttls_are_kept_or_left_out() {
         assert_eq!(write_ttl(Ttl(300)), 300);

@@ -32,7 +32,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl, txt};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl, canonical_target, canonicalize_targets, txt};
 use extdns_provider::as_read::AsRead;
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
 use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
@@ -240,8 +240,10 @@ impl Pending {
     }
 }
 
-/// The types read, as external-dns reads them (A, AAAA, CNAME, DNAME, SRV, TXT, NS, MX), and PTR and
-/// NAPTR, which extdns manages and Cloud DNS has.
+/// The types read, as external-dns reads them (A, AAAA, CNAME, DNAME, SRV, TXT, NS, MX), and PTR, NAPTR,
+/// TLSA, HTTPS and SVCB, which extdns manages and Cloud DNS has ("Supported DNS record types",
+/// cloud.google.com/dns/docs/records-overview; their rrdatas are presentation format, the canonical text
+/// sources give: an SVCB target name already ends with its dot, as Cloud DNS wants every name in data).
 fn read_type(t: &RecordType) -> bool {
     matches!(
         t,
@@ -255,6 +257,9 @@ fn read_type(t: &RecordType) -> bool {
             | RecordType::Mx
             | RecordType::Ptr
             | RecordType::Naptr
+            | RecordType::Tlsa
+            | RecordType::Https
+            | RecordType::Svcb
     )
 }
 
@@ -284,6 +289,12 @@ fn record_set(ep: &Endpoint) -> ResourceRecordSet {
                 absolute(t.as_str())
             } else if ep.record_type == RecordType::Txt {
                 txt::fitted(t.as_str()).into_owned()
+            } else if ep.record_type.has_typed_rdata() {
+                // The canonical text: an SVCB target name absolute, whoever built the endpoint.
+                match canonical_target(&ep.record_type, t.as_str()) {
+                    Ok(Some(canonical)) => canonical,
+                    _ => t.as_str().to_string(),
+                }
             } else {
                 t.as_str().to_string()
             }
@@ -358,7 +369,10 @@ impl IndexedProvider for GoogleProvider {
                     continue;
                 }
                 let data = txt::read_values(&rtype, set.rrdatas.iter().map(String::as_str));
-                endpoints.push(Endpoint::new(&set.name, rtype, data.iter().map(|d| d.as_ref())).with_ttl(Ttl(set.ttl)));
+                let mut ep = Endpoint::new(&set.name, rtype, data.iter().map(|d| d.as_ref())).with_ttl(Ttl(set.ttl));
+                // TLSA, SVCB and HTTPS rrdatas in the form sources give, whoever wrote them.
+                canonicalize_targets(&mut ep);
+                endpoints.push(ep);
                 let key = (zone.name.clone(), set.name.to_ascii_lowercase(), set.kind.clone());
                 sets.insert(key, set);
             }
@@ -496,6 +510,12 @@ mod tests {
         assert_eq!(record_set(&txt).rrdatas, ["\"heritage=external-dns\""], "TXT as given");
         let a = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]);
         assert_eq!(record_set(&a).rrdatas, ["192.0.2.1", "192.0.2.2"]);
+        let svcb = Endpoint::new("_dns.example.org", RecordType::Svcb, ["1 svc.example.net port=53"]);
+        assert_eq!(
+            record_set(&svcb).rrdatas,
+            ["1 svc.example.net. port=53"],
+            "the target absolute"
+        );
     }
 
     #[test]
@@ -515,11 +535,14 @@ mod tests {
 
     #[test]
     fn read_types_are_external_dns_s_and_the_ones_extdns_manages() {
-        for t in ["A", "AAAA", "CNAME", "DNAME", "SRV", "TXT", "NS", "MX", "PTR", "NAPTR"] {
+        let managed = [
+            "A", "AAAA", "CNAME", "DNAME", "SRV", "TXT", "NS", "MX", "PTR", "NAPTR", "TLSA", "HTTPS", "SVCB",
+        ];
+        for t in managed {
             let Ok(rtype) = RecordType::from_str(t);
             assert!(read_type(&rtype), "{t}");
         }
-        for t in ["SOA", "CAA", "DS", "HTTPS"] {
+        for t in ["SOA", "CAA", "DS", "SSHFP"] {
             let Ok(rtype) = RecordType::from_str(t);
             assert!(!read_type(&rtype), "{t}");
         }

@@ -627,3 +627,66 @@ async fn an_ownership_value_longer_than_255_octets_is_written_in_strings_cloud_d
         "read back as one value"
     );
 }
+
+/// TLSA, HTTPS and SVCB are rrdatas in presentation format, the SVCB target absolute as the fake holds
+/// Cloud DNS to: written, read back equal (another spelling of the same data included), updated and deleted.
+#[tokio::test]
+async fn tlsa_https_and_svcb_are_written_read_back_updated_and_deleted() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let p = provider(&fake);
+    let digest = "0a".repeat(32);
+    let tlsa_data = format!("3 1 1 {digest}");
+    let tlsa = Endpoint::new("_443._tcp.web.example.org", RecordType::Tlsa, [tlsa_data.as_str()]);
+    let https = Endpoint::new("web.example.org", RecordType::Https, ["1 . alpn=h2,h3 port=8443"]);
+    let svcb = Endpoint::new("_dns.example.org", RecordType::Svcb, ["0 svc.example.net."]);
+    let created = [tlsa.clone(), https.clone(), svcb.clone()].map(|e| Change::Create(e.with_ttl(Ttl(300))));
+    apply_changes(&p, &created).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        fake.lines(),
+        [
+            format!("_443._tcp.web.example.org. TLSA 300 {tlsa_data}"),
+            "_dns.example.org. SVCB 300 0 svc.example.net.".to_string(),
+            "web.example.org. HTTPS 300 1 . alpn=h2,h3 port=8443".to_string(),
+        ]
+    );
+    // Someone else's record, spelled another way: read back in the form a source gives.
+    fake.seed(
+        "example-org",
+        "other.example.org.",
+        "HTTPS",
+        300,
+        &["2 Pool.Example.NET. port=\"443\" alpn=\"h2\""],
+    );
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}")).endpoints;
+    assert_eq!(
+        lines(&read),
+        [
+            format!("_443._tcp.web.example.org TLSA 300 {tlsa_data}"),
+            "_dns.example.org SVCB 300 0 svc.example.net.".to_string(),
+            "other.example.org HTTPS 300 2 pool.example.net. alpn=h2 port=443".to_string(),
+            "web.example.org HTTPS 300 1 . alpn=h2,h3 port=8443".to_string(),
+        ]
+    );
+    let find = |name: &str| read.iter().find(|e| e.dns_name == name).cloned();
+    let (Some(old), Some(tlsa_read), Some(svcb_read)) = (
+        find("web.example.org"),
+        find("_443._tcp.web.example.org"),
+        find("_dns.example.org"),
+    ) else {
+        panic!("{read:?}")
+    };
+    let new = Endpoint::new("web.example.org", RecordType::Https, ["1 . alpn=h3"]).with_ttl(Ttl(300));
+    let changes = [
+        Change::update(old, new),
+        Change::Delete(tlsa_read),
+        Change::Delete(svcb_read),
+    ];
+    apply_changes(&p, &changes).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        fake.lines(),
+        [
+            "other.example.org. HTTPS 300 2 Pool.Example.NET. port=\"443\" alpn=\"h2\"",
+            "web.example.org. HTTPS 300 1 . alpn=h3",
+        ]
+    );
+}

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use extdns_endpoint::{Change, Endpoint, ProviderSpecific, RecordType, Ttl};
+use extdns_endpoint::{Change, Endpoint, ProviderSpecific, RecordType, Target, Ttl};
 use serde::{Deserialize, Serialize};
 
 /// The provider-specific property (and annotation `external-dns.kubernetes.io/alias`) that makes a CNAME
@@ -133,6 +133,11 @@ pub fn content<'a>(rtype: &RecordType, target: &'a str) -> Cow<'a, str> {
                 Cow::Owned(format!("{target}."))
             }
         }
+        // In canonical text, which is PowerDNS's own spelling (it refuses content it would print differently).
+        t if t.has_typed_rdata() => match extdns_endpoint::canonical_target(t, target) {
+            Ok(Some(canonical)) => Cow::Owned(canonical),
+            _ => Cow::Borrowed(target),
+        },
         _ => Cow::Borrowed(target),
     }
 }
@@ -182,11 +187,16 @@ pub fn endpoint_of(rrset: &RrSet, zone: &str) -> Option<Endpoint> {
     if rrset.rtype == "SOA" || (rrset.rtype == "NS" && rrset.name.eq_ignore_ascii_case(zone)) {
         return None;
     }
-    let targets = rrset.records.iter().filter(|r| !r.disabled).map(|r| r.content.as_str());
     let (rtype, alias) = match rrset.rtype.as_str() {
         "ALIAS" => (RecordType::Cname, true),
         other => (RecordType::from(other), false),
     };
+    let targets = rrset
+        .records
+        .iter()
+        .filter(|r| !r.disabled)
+        .map(|r| read_content(&rtype, &r.content))
+        .collect::<Vec<_>>();
     let mut ep = Endpoint::new(&rrset.name, rtype, targets).with_ttl(Ttl(i64::from(rrset.ttl)));
     if ep.targets.is_empty() {
         return None;
@@ -199,6 +209,20 @@ pub fn endpoint_of(rrset: &RrSet, zone: &str) -> Option<Endpoint> {
         ep = ep.with_provider_specific(ps);
     }
     Some(ep)
+}
+
+/// A record's content as an endpoint target: TLSA, SVCB and HTTPS in their canonical text (PowerDNS prints
+/// upper-case hex and its own param spelling), so they compare equal to what a source wrote; content that
+/// does not parse is kept as it is, and then differs from any desired target.
+fn read_content(rtype: &RecordType, content: &str) -> Target {
+    match extdns_endpoint::canonical_target(rtype, content) {
+        Ok(Some(canonical)) => Target::from(canonical),
+        Ok(None) => Target::from(content),
+        Err(e) => {
+            tracing::warn!(error = %e, "PowerDNS returned a record that does not parse; it is compared as written");
+            Target::from(content)
+        }
+    }
 }
 
 fn replace<'e>(ep: &'e Endpoint, zone: &str) -> Result<RrSetChange<'e>, EncodeError> {

@@ -461,3 +461,78 @@ async fn an_ownership_value_over_255_octets_is_written_in_strings_and_read_back_
     let txt = find(&read, "a-web.example.org", &RecordType::Txt).map(|e| e.targets[0].as_str().to_string());
     assert_eq!(txt, Some(value), "one value, as the registry wrote it");
 }
+
+/// TLSA, HTTPS and SVCB written as their canonical text, read back equal to it (PowerDNS prints its own
+/// spelling, which the read puts in canonical text), updated and deleted, each step checked with `dig`.
+#[tokio::test]
+async fn tlsa_https_and_svcb_are_created_read_updated_and_deleted() {
+    require!(PowerDns);
+    let (pdns, p) = example_org();
+    let tlsa = format!("3 1 1 {}", "ab".repeat(32));
+    let created = vec![
+        ep("_443._tcp.web.example.org", RecordType::Tlsa, &[tlsa.as_str()]).with_ttl(Ttl(120)),
+        ep(
+            "web.example.org",
+            RecordType::Https,
+            &[
+                "1 . alpn=h2,h3 port=8443 ipv4hint=192.0.2.10 ipv6hint=2001:db8::10",
+                "2 alt.example.org. alpn=h2",
+            ],
+        ),
+        ep(
+            "_dns.example.org",
+            RecordType::Svcb,
+            &["1 dns.example.org. mandatory=alpn alpn=dot port=853 ech=AEj+DQBE"],
+        ),
+        ep("pool.example.org", RecordType::Svcb, &["0 pool.svc.example.net."]),
+        ep(
+            "opaque.example.org",
+            RecordType::Svcb,
+            &["3 . key65000=abc key65001=\"x y\" key65002"],
+        ),
+    ];
+    must(&p, &created.iter().cloned().map(Change::Create).collect::<Vec<_>>()).await;
+    let eps = read(&p).await;
+    for e in &created {
+        let mut want: Vec<String> = e
+            .targets
+            .iter()
+            .filter_map(|t| extdns_endpoint::canonical_target(&e.record_type, t).ok().flatten())
+            .collect();
+        want.sort();
+        assert_eq!(want.len(), e.targets.len());
+        assert_eq!(pdns.dig_typed(&e.dns_name, e.record_type.as_str()), want, "dig {e}");
+        let back = find(&eps, &e.dns_name, &e.record_type).unwrap_or_else(|| panic!("{e} not read: {eps:?}"));
+        let mut got: Vec<String> = back.targets.iter().map(ToString::to_string).collect();
+        got.sort();
+        assert_eq!(got, want, "{e} read back in canonical text");
+    }
+    assert_eq!(pdns.ttl("_443._tcp.web.example.org", "TLSA"), Some(120));
+
+    let tlsa2 = format!("3 1 1 {}", "cd".repeat(32));
+    let new_tlsa = ep("_443._tcp.web.example.org", RecordType::Tlsa, &[tlsa2.as_str()]);
+    let new_https = ep("web.example.org", RecordType::Https, &["1 . alpn=h3"]);
+    must(
+        &p,
+        &[
+            Change::update(created[0].clone(), new_tlsa.clone()),
+            Change::update(created[1].clone(), new_https.clone()),
+        ],
+    )
+    .await;
+    assert_eq!(pdns.dig_typed("_443._tcp.web.example.org", "TLSA"), [tlsa2]);
+    assert_eq!(pdns.dig_typed("web.example.org", "HTTPS"), ["1 . alpn=h3"]);
+
+    let gone = [
+        new_tlsa,
+        new_https,
+        created[2].clone(),
+        created[3].clone(),
+        created[4].clone(),
+    ];
+    must(&p, &gone.clone().map(Change::Delete)).await;
+    for e in &gone {
+        assert!(pdns.dig(&e.dns_name, e.record_type.as_str()).is_empty(), "{e} left");
+    }
+    assert!(read(&p).await.iter().all(|e| !e.record_type.has_typed_rdata()));
+}

@@ -409,6 +409,20 @@ impl IndexedProvider for PiholeProvider {
 mod tests {
     use super::*;
 
+    /// Pi-hole's lists hold addresses and CNAMEs: TLSA, SVCB and HTTPS are refused naming the type.
+    #[test]
+    fn tlsa_svcb_and_https_are_refused_by_name() {
+        for (rt, target) in [
+            (RecordType::Tlsa, "3 1 0 abcd"),
+            (RecordType::Svcb, "1 . alpn=h2"),
+            (RecordType::Https, "1 . alpn=h2"),
+        ] {
+            let ep = Endpoint::new("web.example.org", rt.clone(), [target]);
+            let why = check(&ep).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(why.contains(&format!("not {rt} ")), "{rt}: {why}");
+        }
+    }
+
     #[test]
     fn hosts_entries_are_read_name_by_name() {
         let p = parse_host("192.0.2.1\tweb.example.org  www.example.org # set by hand");

@@ -342,6 +342,104 @@ async fn every_tsig_algorithm_signs(kind: Kind) {
     }
 }
 
+/// A SHA-256 digest of `byte` repeated, in hex of the case given.
+fn digest(byte: &str) -> String {
+    byte.repeat(32)
+}
+
+/// TLSA, HTTPS and SVCB written, read back in canonical text, updated and deleted, each step checked with
+/// `dig` (whose spelling, upper-case hex and quoted `alpn` on BIND, is parsed into the same canonical text).
+async fn typed_records(kind: Kind) {
+    let server = DnsServer::start(kind, &[Zone::new("example.org")]);
+    let p = provider(&config(&server, &["example.org"]));
+    let tlsa = format!("3 1 1 {}", digest("AB"));
+    let created = vec![
+        ep("_443._tcp.web.example.org", RecordType::Tlsa, &[tlsa.as_str()], 120),
+        ep(
+            "web.example.org",
+            RecordType::Https,
+            &[
+                "1 . alpn=h2,h3 port=8443 ipv4hint=192.0.2.10",
+                "2 alt.example.org. alpn=h2",
+            ],
+            120,
+        ),
+        ep(
+            "_dns.example.org",
+            RecordType::Svcb,
+            &["1 dns.example.org. alpn=dot port=853 ech=AEj+DQBE key65000=\"x y\""],
+            120,
+        ),
+        ep("pool.example.org", RecordType::Svcb, &["0 pool.svc.example.net."], 120),
+    ];
+    p.apply_changes(&Changes {
+        create: created.clone(),
+        ..Changes::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("create on {kind:?}: {e}\n{}", server.log()));
+    let canonical = |rt: &RecordType, t: &str| {
+        extdns_endpoint::canonical_target(rt, t)
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| panic!("{t}"))
+    };
+    let read = records(&p).await;
+    for e in &created {
+        let mut want: Vec<String> = e.targets.iter().map(|t| canonical(&e.record_type, t)).collect();
+        want.sort();
+        assert_eq!(
+            server.dig_typed(&e.dns_name, e.record_type.as_str()),
+            want,
+            "{kind:?} {e}"
+        );
+        let back = find(&read, &e.dns_name, e.record_type.clone()).unwrap_or_else(|| panic!("{e} not read"));
+        let mut got: Vec<String> = back.targets.iter().map(ToString::to_string).collect();
+        got.sort();
+        assert_eq!(got, want, "{kind:?}: read back in canonical text");
+        assert_eq!(back.record_ttl, Ttl(120));
+    }
+
+    let tlsa2 = format!("3 1 1 {}", digest("cd"));
+    let updated = vec![
+        ep("_443._tcp.web.example.org", RecordType::Tlsa, &[tlsa2.as_str()], 300),
+        ep("web.example.org", RecordType::Https, &["1 . alpn=h3 port=443"], 300),
+    ];
+    p.apply_changes(&Changes {
+        update_old: vec![created[0].clone(), created[1].clone()],
+        update_new: updated.clone(),
+        ..Changes::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("update on {kind:?}: {e}\n{}", server.log()));
+    assert_eq!(
+        server.dig_typed("_443._tcp.web.example.org", "TLSA"),
+        vec![tlsa2.clone()]
+    );
+    assert_eq!(
+        server.dig_typed("web.example.org", "HTTPS"),
+        vec!["1 . alpn=h3 port=443"]
+    );
+    assert_eq!(server.ttl("web.example.org", "HTTPS"), Some(300));
+
+    let mut gone = updated;
+    gone.extend(created[2..].iter().cloned());
+    p.apply_changes(&Changes {
+        delete: gone.clone(),
+        ..Changes::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("delete on {kind:?}: {e}\n{}", server.log()));
+    for e in &gone {
+        assert!(
+            server.dig(&e.dns_name, e.record_type.as_str()).is_empty(),
+            "{kind:?} {e} left"
+        );
+    }
+    let read = records(&p).await;
+    assert!(read.iter().all(|e| !e.record_type.has_typed_rdata()), "{read:?}");
+}
+
 macro_rules! on_both {
     ($($scenario:ident => $bind:ident, $knot:ident;)*) => {$(
         #[tokio::test]
@@ -362,6 +460,7 @@ on_both! {
     wrong_key_changes_nothing => bind_wrong_key_changes_nothing_and_says_why, knot_wrong_key_changes_nothing_and_says_why;
     each_change_goes_to_its_zone => bind_each_change_goes_to_its_zone, knot_each_change_goes_to_its_zone;
     every_tsig_algorithm_signs => bind_every_tsig_algorithm_signs, knot_every_tsig_algorithm_signs;
+    typed_records => bind_tlsa_https_svcb_written_read_updated_deleted, knot_tlsa_https_svcb_written_read_updated_deleted;
 }
 
 #[tokio::test]

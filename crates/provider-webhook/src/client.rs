@@ -268,10 +268,14 @@ impl WebhookProvider {
             .map_err(|source| request_error(METHOD, url, source))?;
         self.expect_status(METHOD, url, &response, StatusCode::OK).await?;
         // A Go server with no records encodes its nil slice as `null`.
-        Ok(self
+        let mut endpoints = self
             .decode::<Option<Vec<Endpoint>>>(METHOD, url, response)
             .await?
-            .unwrap_or_default())
+            .unwrap_or_default();
+        // TLSA, SVCB and HTTPS pass through as text; a server's own spelling of them (upper-case hex, its
+        // param order) is put in the canonical text sources write, so it does not look like a change.
+        endpoints.iter_mut().for_each(extdns_endpoint::canonicalize_targets);
+        Ok(endpoints)
     }
 
     async fn write(&self, units: &[Unit<'_>]) -> Result<(), WebhookError> {

@@ -109,6 +109,33 @@ async fn create_update_delete_round_trip_keeps_set_identifier_and_provider_speci
     assert_eq!(read(&p.client).await, vec![green2]);
 }
 
+/// TLSA, SVCB and HTTPS pass through the protocol as their type names and text, both ways; what a server
+/// holds in its own spelling reads back in the canonical text a source writes.
+#[tokio::test]
+async fn tlsa_svcb_and_https_pass_through_and_read_back_in_canonical_text() {
+    let p = pair(&["example.org"]).await;
+    let tlsa = Endpoint::new("_443._tcp.www.example.org", RecordType::Tlsa, ["3 1 0 abcdef"]);
+    let svcb = Endpoint::new("_dns.example.org", RecordType::Svcb, ["1 dns.example.org. alpn=dot"]);
+    apply(&p.client, &[Change::Create(tlsa.clone()), Change::Create(svcb.clone())]).await;
+    let held = p.backend.snapshot();
+    assert!(held.contains(&tlsa) && held.contains(&svcb), "{held:?}");
+    // A server that prints its own spelling.
+    let https = Endpoint::new("www.example.org", RecordType::Https, ["1 . port=443 alpn=\"h2,h3\""]);
+    apply(p.backend.as_ref(), &[Change::Create(https)]).await;
+    let read = read(&p.client).await;
+    let got = read
+        .iter()
+        .find(|e| e.record_type == RecordType::Https)
+        .map(|e| e.targets[0].to_string());
+    assert_eq!(got.as_deref(), Some("1 . alpn=h2,h3 port=443"));
+    let (status, _, body) = raw(p.addr, "GET", "/records", "").await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains(r#""recordType":"TLSA""#) && body.contains(r#""recordType":"SVCB""#),
+        "{body}"
+    );
+}
+
 #[tokio::test]
 async fn the_servers_domain_filter_is_the_backends_zones() {
     let p = pair(&["example.org"]).await;

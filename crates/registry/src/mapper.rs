@@ -145,6 +145,9 @@ fn lower_type(t: &RecordType) -> Cow<'static, str> {
         RecordType::Ptr => "ptr",
         RecordType::Naptr => "naptr",
         RecordType::Dname => "dname",
+        RecordType::Tlsa => "tlsa",
+        RecordType::Svcb => "svcb",
+        RecordType::Https => "https",
         RecordType::Other(s) => return Cow::Owned(s.to_lowercase()),
     })
 }
@@ -233,8 +236,10 @@ mod tests {
     fn every_known_type_has_its_lower_case_prefix() {
         let mapper = m("", "", "");
         let want = [
-            "a-", "aaaa-", "cname-", "ns-", "mx-", "ptr-", "srv-", "naptr-", "txt-", "dname-",
+            "a-", "aaaa-", "cname-", "ns-", "mx-", "ptr-", "srv-", "naptr-", "txt-", "dname-", "tlsa-", "svcb-",
+            "https-",
         ];
+        assert_eq!(want.len(), RecordType::KNOWN.len());
         for (t, w) in RecordType::KNOWN.iter().zip(want) {
             assert_eq!(mapper.to_txt_name("x.example.com", t), format!("{w}x.example.com"));
         }

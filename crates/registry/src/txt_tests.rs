@@ -954,3 +954,51 @@ async fn an_ownership_record_stored_in_another_spelling_is_replaced_and_deleted_
     }
     Ok(())
 }
+
+// --- TLSA, SVCB and HTTPS ---
+
+/// The ownership of the new types works as for A: each has its own `<type>-` TXT record (external-dns
+/// v0.23's `tlsa-` for TLSA; `svcb-` and `https-` alike), read back as owned, removed with its record.
+#[tokio::test]
+async fn tlsa_svcb_and_https_records_have_their_own_ownership_records() -> Result<(), RegistryError> {
+    let tlsa = Endpoint::new(
+        "_443._tcp.foo.example.com",
+        RecordType::Tlsa,
+        ["3 1 1 ".to_string() + &"ab".repeat(32)],
+    );
+    let https = Endpoint::new("foo.example.com", RecordType::Https, ["1 . alpn=h2"]);
+    assert_eq!(https.targets[0], "1 . alpn=h2", "its dot is kept");
+    let svcb = Endpoint::new(
+        "_dns.foo.example.com",
+        RecordType::Svcb,
+        ["1 dns.example.com. alpn=dot"],
+    );
+    let config = TestConfig {
+        managed_types: vec![RecordType::Tlsa, RecordType::Svcb, RecordType::Https],
+        ..TestConfig::default()
+    };
+    let (provider, registry) = setup(vec![], config);
+    create(&registry, vec![tlsa.clone(), https.clone(), svcb.clone()]).await?;
+    let zone = provider.snapshot();
+    for name in [
+        "tlsa-_443._tcp.foo.example.com",
+        "https-foo.example.com",
+        "svcb-_dns.foo.example.com",
+    ] {
+        let value = value_of(&zone, name).unwrap_or_default();
+        assert!(value.contains("external-dns/owner=default"), "{name}: {value:?}");
+    }
+    let records = registry.records().await?.records;
+    assert_eq!(records.len(), 3, "{records:?}");
+    assert!(records.iter().all(|r| r.owner() == Some("default")), "{records:?}");
+    let owned_https = records
+        .iter()
+        .filter(|r| r.record_type == RecordType::Https)
+        .cloned()
+        .collect();
+    delete(&registry, owned_https).await?;
+    let zone = provider.snapshot();
+    assert!(value_of(&zone, "https-foo.example.com").is_none());
+    assert!(value_of(&zone, "tlsa-_443._tcp.foo.example.com").is_some());
+    Ok(())
+}

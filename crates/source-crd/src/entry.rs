@@ -3,7 +3,8 @@
 use std::fmt;
 
 use extdns_endpoint::{
-    Endpoint, InvalidEndpoint, ProviderSpecific, ProviderSpecificProperty, RecordType, Targets, Ttl, validate_endpoint,
+    Endpoint, InvalidEndpoint, ProviderSpecific, ProviderSpecificProperty, RecordType, Targets, Ttl, canonical_target,
+    validate_endpoint,
 };
 use extdns_informer::view::DnsEndpointEntry;
 
@@ -89,9 +90,14 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
     for target in &e.targets {
         check_target(&record_type, target)?;
     }
+    let targets = if record_type.has_typed_rdata() {
+        canonical_targets(&record_type, &e.targets)?
+    } else {
+        e.targets.clone()
+    };
     let endpoint = Endpoint {
         dns_name: e.dns_name.clone(),
-        targets: Targets::from(e.targets.clone()),
+        targets: Targets::from(targets),
         record_type,
         set_identifier: e.set_identifier.clone(),
         record_ttl: Ttl(e.record_ttl),
@@ -111,11 +117,31 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
     Ok(endpoint)
 }
 
+/// TLSA, SVCB and HTTPS targets in their canonical text, so a provider's read-back compares equal to them
+/// (`ABCD` and `abcd`, `port=443 alpn=h2` and `alpn=h2 port=443` are one record); the first target that
+/// is not valid record data skips the entry, the error naming the field.
+fn canonical_targets(record_type: &RecordType, targets: &[String]) -> Result<Vec<String>, Invalid> {
+    targets
+        .iter()
+        .map(|t| match canonical_target(record_type, t) {
+            Ok(canonical) => Ok(canonical.unwrap_or_else(|| t.clone())),
+            Err(e) => Err(Invalid::Record(InvalidEndpoint::BadRdata(e))),
+        })
+        .collect()
+}
+
 /// external-dns's trailing-dot rule for `target` of `record_type`.
 fn check_target(record_type: &RecordType, target: &str) -> Result<(), Invalid> {
     let dotted = target.ends_with('.');
     let illegal = match record_type {
-        RecordType::Cname | RecordType::Dname | RecordType::Txt | RecordType::Mx | RecordType::Srv => false,
+        // An SVCB or HTTPS target may end with its target name's dot (`0 pool.example.com.`).
+        RecordType::Cname
+        | RecordType::Dname
+        | RecordType::Txt
+        | RecordType::Mx
+        | RecordType::Srv
+        | RecordType::Svcb
+        | RecordType::Https => false,
         RecordType::Naptr => !dotted,
         _ => dotted,
     };

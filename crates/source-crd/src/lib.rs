@@ -5,7 +5,9 @@
 //! `crd/<ns>/<name>`, is rendered from it where the record is written; an entry's own goes) and
 //! checks targets as external-dns v0.22 does: a trailing dot is allowed for CNAME and DNAME (either form)
 //! and SRV (RFC 2782 wants it), required for NAPTR, and rejected for the other types except TXT and MX,
-//! whose text is free. An entry that breaks a rule (those, or any rule every record follows) is skipped
+//! whose text is free. TLSA (as external-dns v0.23), SVCB and HTTPS (RFC 9460, beyond external-dns) targets
+//! are parsed and stored in their canonical text (`extdns_endpoint::canonical_target`); one that does not
+//! parse is a broken rule naming its field. An entry that breaks a rule (those, or any rule every record follows) is skipped
 //! with a warning naming the object and the entry's index; the object's other entries publish, and it is
 //! reported as failing in part ([`held_records`]): the records the skipped entry published before stay.
 //! A, AAAA and CNAME entries without targets pass through for `--default-targets` (a CNAME without targets

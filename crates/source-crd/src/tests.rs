@@ -503,6 +503,52 @@ fn every_record_type_external_dns_manages_is_read() {
 }
 
 #[test]
+fn tlsa_svcb_and_https_targets_are_read_in_their_canonical_text() {
+    let digest = "AB".repeat(32);
+    let entries = json!([
+        ep("_443._tcp.a.example.org", "TLSA", &[&format!("3 1 1 {digest}")]),
+        ep("a.example.org", "HTTPS", &[r#"1 . port=8443 alpn="h2,h3""#]),
+        ep("_dns.a.example.org", "SVCB", &["0 DNS.example.org."]),
+    ]);
+    let store = one_object("ns", entries);
+    let endpoints = evaluate(&CrdSource::new(CrdSourceConfig::default()), &store);
+    let targets = |t: &str| -> Vec<String> {
+        endpoints
+            .iter()
+            .filter(|e| e.record_type.as_str() == t)
+            .flat_map(|e| e.targets.iter().map(ToString::to_string))
+            .collect()
+    };
+    assert_eq!(targets("TLSA"), vec![format!("3 1 1 {}", digest.to_lowercase())]);
+    assert_eq!(targets("HTTPS"), vec!["1 . alpn=h2,h3 port=8443".to_string()]);
+    assert_eq!(targets("SVCB"), vec!["0 dns.example.org.".to_string()]);
+}
+
+#[test]
+fn invalid_tlsa_svcb_and_https_entries_are_skipped_naming_the_field() {
+    let entries = json!([
+        ep("_443._tcp.a.example.org", "TLSA", &["3 1 1 abcd"]),
+        ep("a.example.org", "HTTPS", &["0 pool.example.org. alpn=h2"]),
+        ep("b.example.org", "SVCB", &["1 . mandatory=port"]),
+        ep("c.example.org", "HTTPS", &["1 . alpn=h2"]),
+    ]);
+    let store = one_object("ns", entries);
+    let o = store.dns_endpoint("ns", "test").expect("stored");
+    let (endpoints, invalid) = object_endpoints(&o);
+    let messages: Vec<String> = invalid.iter().map(|i| i.why.to_string()).collect();
+    assert_eq!(
+        messages,
+        vec![
+            r#"invalid TLSA target "3 1 1 abcd": matching type 1 (SHA-256) needs 64 hex digits of certificate association data, got 4"#,
+            r#"invalid HTTPS target "0 pool.example.org. alpn=h2": alias mode (priority 0) takes no SvcParams, got alpn"#,
+            r#"invalid SVCB target "1 . mandatory=port": SvcParam mandatory lists port, which the record does not have"#,
+        ]
+    );
+    assert_eq!(endpoints.len(), 1);
+    assert_eq!(endpoints[0].dns_name, "c.example.org");
+}
+
+#[test]
 fn records_several_objects_share_are_merged_the_first_owning_them() {
     let a = plain("a", json!([ep("x.example.org", "A", &["192.0.2.2"])]));
     let b = plain("b", json!([ep("x.example.org", "A", &["192.0.2.1"])]));

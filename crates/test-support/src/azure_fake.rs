@@ -115,7 +115,12 @@ impl Service {
         }
     }
 
-    /// The property keys this API knows, in its casing.
+    /// The record types this API holds and their property keys, in its casing: the `RecordType` path
+    /// parameter's enum of each api-version's REST reference. Public DNS at 2018-05-01 (what external-dns
+    /// v0.23.0's armdns speaks) has A, AAAA, CAA, CNAME, MX, NS, PTR, SOA, SRV and TXT: TLSA (with DS and
+    /// NAPTR) arrives only in 2023-07-01-preview; Private DNS at 2024-06-01 has A, AAAA, CNAME, MX, PTR, SOA,
+    /// SRV and TXT. Neither has HTTPS or SVCB in any version. A path naming another type is refused
+    /// ([`unsupported_type`]).
     fn keys(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Service::Public => &[
@@ -686,11 +691,7 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
             };
             let rtype = rtype.to_ascii_uppercase();
             if !service.keys().iter().any(|(t, _)| *t == rtype) {
-                return arm_error(
-                    StatusCode::BAD_REQUEST,
-                    "BadRequest",
-                    &format!("record type {rtype} is not valid here"),
-                );
+                return unsupported_type(service, &rtype);
             }
             if (*m == Method::PUT || *m == Method::DELETE)
                 && let Some((t, props)) = s.interfere.remove(&name.to_ascii_lowercase())
@@ -768,6 +769,20 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
             &format!("no such resource: {}", uri.path()),
         ),
     }
+}
+
+/// A record type the service's api-version does not hold ([`Service::keys`]), refused as Resource Manager
+/// refuses a path parameter outside its enum: 400 `BadRequest`, naming the value.
+fn unsupported_type(service: Service, rtype: &str) -> Response {
+    arm_error(
+        StatusCode::BAD_REQUEST,
+        "BadRequest",
+        &format!(
+            "The record type '{rtype}' is not supported by {} at api-version {}.",
+            service.segment(),
+            service.api_version()
+        ),
+    )
 }
 
 /// The zone a path names, lower-case, or Resource Manager's answer when the resource group has none such.
@@ -960,5 +975,21 @@ pub fn external_dns(
 impl crate::lines::ZoneLines for FakeAzure {
     fn zone_lines(&self) -> Vec<String> {
         self.lines()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tlsa_https_and_svcb_are_no_record_types_of_either_api_version() {
+        for service in [Service::Public, Service::Private] {
+            for rtype in ["TLSA", "HTTPS", "SVCB"] {
+                assert!(!service.keys().iter().any(|(t, _)| *t == rtype), "{rtype}");
+                assert_eq!(unsupported_type(service, rtype).status(), StatusCode::BAD_REQUEST);
+            }
+        }
+        assert!(Service::Public.keys().iter().any(|(t, _)| *t == "CAA"));
     }
 }

@@ -1,6 +1,7 @@
 //! A stateful fake of the part of Cloudflare's v4 API extdns uses, written from Cloudflare's published API
 //! reference: zones list/get, DNS records list (paged with `page`/`per_page`/`result_info`), create, patch,
-//! put, delete and the transactional batch; strict validation answering Cloudflare's error codes. On the
+//! put, delete and the transactional batch; strict validation answering Cloudflare's error codes (TLSA, HTTPS
+//! and SVCB set through their `data` object, their `content` rendered from it). On the
 //! [`crate::fake`] skeleton: throttled as Cloudflare throttles (429, error 971, `Retry-After`) past its
 //! documented limit ([`RATE_LIMIT`], per token or per user of a global key), a refused record name answered
 //! with error 1004 "DNS Validation Error".
@@ -60,6 +61,9 @@ pub struct Rec {
     pub comment: Option<String>,
     /// MX/SRV priority, when the type has one.
     pub priority: Option<u64>,
+    /// The structured data of a type set through `data` (TLSA, HTTPS, SVCB), as stored; `content` is then
+    /// Cloudflare's rendering of it.
+    pub data: Option<Value>,
 }
 
 impl Rec {
@@ -72,6 +76,9 @@ impl Rec {
         });
         if let Some(p) = self.priority {
             v["priority"] = json!(p);
+        }
+        if let Some(d) = &self.data {
+            v["data"] = d.clone();
         }
         v
     }
@@ -237,6 +244,7 @@ impl FakeCloudflare {
             proxied: false,
             comment: None,
             priority: None,
+            data: None,
         });
         id
     }
@@ -385,9 +393,62 @@ fn proxiable(t: &str) -> bool {
     matches!(t, "A" | "AAAA" | "CNAME")
 }
 
-const FIELDS: [&str; 8] = [
-    "name", "type", "content", "ttl", "proxied", "comment", "priority", "tags",
+const FIELDS: [&str; 9] = [
+    "name", "type", "content", "ttl", "proxied", "comment", "priority", "tags", "data",
 ];
+
+/// The types whose record is set through a `data` object, `content` being read-only (Cloudflare's API
+/// reference, "DNS Records for a Zone", each type's schema: "content: Formatted TLSA content. See 'data' to
+/// set TLSA properties.", the same for HTTPS and SVCB; external-dns v0.23.0 writes TLSA as `data` because
+/// "the API rejects TLSA sent as content").
+fn set_through_data(t: &str) -> bool {
+    matches!(t, "TLSA" | "HTTPS" | "SVCB")
+}
+
+/// The `data` of a TLSA, HTTPS or SVCB record checked against its schema, and the `content` Cloudflare
+/// renders from it. TLSA: `{usage, selector, matching_type, certificate}`, the three numbers one octet
+/// each, the certificate hex; its content `usage selector matching_type CERTIFICATE`, the hex upper-case
+/// as Cloudflare answers it (external-dns v0.23.0 lower-cases it on reading: "Cloudflare returns the digest
+/// uppercase"). HTTPS and SVCB: `{priority, target, value}`, `value` the SvcParams in presentation format;
+/// the content `priority target value` (RFC 9460 presentation format, [`crate::rdata::svcb`]).
+fn rendered(rtype: &str, data: &Value) -> Result<String, String> {
+    let Some(d) = data.as_object() else {
+        return Err("data must be an object".into());
+    };
+    let allowed: &[&str] = match rtype {
+        "TLSA" => &["usage", "selector", "matching_type", "certificate"],
+        _ => &["priority", "target", "value"],
+    };
+    if let Some(k) = d.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(format!("data.{k} is not a field of a {rtype} record"));
+    }
+    let number = |k: &str, most: u64| {
+        d.get(k)
+            .and_then(Value::as_u64)
+            .filter(|n| *n <= most)
+            .ok_or_else(|| format!("data.{k} must be a number from 0 to {most}"))
+    };
+    let text = |k: &str| {
+        d.get(k)
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("data.{k} must be a string"))
+    };
+    if rtype == "TLSA" {
+        let (u, s, m) = (
+            number("usage", 255)?,
+            number("selector", 255)?,
+            number("matching_type", 255)?,
+        );
+        let cert = text("certificate")?;
+        if !crate::rdata::is_hex(cert) {
+            return Err("data.certificate must be hex".into());
+        }
+        return Ok(format!("{u} {s} {m} {}", cert.to_ascii_uppercase()));
+    }
+    let content = format!("{} {} {}", number("priority", 65535)?, text("target")?, text("value")?);
+    let content = content.trim_end().to_string();
+    crate::rdata::svcb(&content).map(|_| content)
+}
 
 /// The record `body` describes, checked as Cloudflare checks it. `base` is the record a PATCH starts from.
 fn validate(body: &Value, zone_id: &str, zone_name: &str, base: Option<&Rec>, allow_id: bool) -> Result<Rec, Err> {
@@ -418,8 +479,30 @@ fn validate(body: &Value, zone_id: &str, zone_name: &str, base: Option<&Rec>, al
     }
     let rtype =
         string("type", base.map(|b| b.rtype.clone()))?.ok_or_else(|| bad(9001, "DNS record type is invalid."))?;
-    let content = string("content", base.map(|b| b.content.clone()))?
-        .ok_or_else(|| bad(9002, "DNS record content is invalid."))?;
+    let data = match obj.get("data") {
+        Some(d) if set_through_data(&rtype) => Some(d.clone()),
+        Some(_) => {
+            return Err(bad(
+                9207,
+                &format!("Request body is invalid: a {rtype} record takes no data"),
+            ));
+        }
+        None if set_through_data(&rtype) => match base.and_then(|b| b.data.clone()) {
+            Some(d) => Some(d),
+            None => {
+                return Err(bad(
+                    1004,
+                    &format!("DNS Validation Error: a {rtype} record is set through data, not content"),
+                ));
+            }
+        },
+        None => None,
+    };
+    let content = match &data {
+        Some(d) => rendered(&rtype, d).map_err(|m| bad(1004, &format!("DNS Validation Error: {m}")))?,
+        None => string("content", base.map(|b| b.content.clone()))?
+            .ok_or_else(|| bad(9002, "DNS record content is invalid."))?,
+    };
     match rtype.as_str() {
         "A" if content.parse::<Ipv4Addr>().is_err() => {
             return Err(bad(9005, "Content for A record must be a valid IPv4 address."));
@@ -435,7 +518,7 @@ fn validate(body: &Value, zone_id: &str, zone_name: &str, base: Option<&Rec>, al
             return Err(bad(9007, &format!("Content for {rtype} record is invalid.")));
         }
         "TXT" if content.len() > 2048 => return Err(bad(9100, "TXT content is too long.")),
-        "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" => {}
+        "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "TLSA" | "HTTPS" | "SVCB" => {}
         _ => return Err(bad(9001, "DNS record type is invalid.")),
     }
     let ttl = match obj.get("ttl") {
@@ -484,6 +567,7 @@ fn validate(body: &Value, zone_id: &str, zone_name: &str, base: Option<&Rec>, al
         proxied,
         comment,
         priority,
+        data,
     })
 }
 
@@ -737,4 +821,43 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
         Ok(Value::Object(out))
     })();
     result.map(|v| ok(v, None)).unwrap_or_else(error_response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(body: Value) -> Result<Rec, String> {
+        validate(&body, "z1", "example.com", None, false).map_err(|(_, e)| format!("{e:?}"))
+    }
+
+    #[test]
+    fn tlsa_is_set_through_data_and_rendered_with_upper_case_hex() -> Result<(), String> {
+        let data = json!({"usage": 3, "selector": 1, "matching_type": 1, "certificate": "0a0b0c0d"});
+        let r = check(json!({"name": "_443._tcp.example.com", "type": "TLSA", "ttl": 1, "data": data}))?;
+        assert_eq!(r.content, "3 1 1 0A0B0C0D");
+        assert_eq!(r.json("example.com")["data"], data, "data answered as stored");
+        let as_content = check(json!({"name": "_443._tcp.example.com", "type": "TLSA", "content": "3 1 1 0a0b"}));
+        assert!(as_content.is_err_and(|e| e.contains("set through data")));
+        let bad_hex = json!({"usage": 3, "selector": 1, "matching_type": 1, "certificate": "xyz"});
+        assert!(check(json!({"name": "a.example.com", "type": "TLSA", "data": bad_hex})).is_err());
+        let a_with_data = json!({"name": "a.example.com", "type": "A", "content": "192.0.2.1", "data": {}});
+        assert!(check(a_with_data).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn https_and_svcb_data_render_as_presentation_format() -> Result<(), String> {
+        let data = json!({"priority": 1, "target": ".", "value": "alpn=\"h3,h2\" port=\"8443\""});
+        let r = check(json!({"name": "example.com", "type": "HTTPS", "data": data}))?;
+        assert_eq!(r.content, "1 . alpn=\"h3,h2\" port=\"8443\"");
+        let alias = json!({"priority": 0, "target": "svc.example.net", "value": ""});
+        let r = check(json!({"name": "_dns.example.com", "type": "SVCB", "data": alias}))?;
+        assert_eq!(r.content, "0 svc.example.net");
+        let bad = json!({"priority": 1, "target": ".", "value": "port=http"});
+        assert!(check(json!({"name": "example.com", "type": "HTTPS", "data": bad})).is_err());
+        let stray = json!({"priority": 1, "target": ".", "value": "", "usage": 1});
+        assert!(check(json!({"name": "example.com", "type": "SVCB", "data": stray})).is_err());
+        Ok(())
+    }
 }

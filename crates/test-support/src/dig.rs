@@ -36,6 +36,23 @@ pub fn short_udp(port: u16, name: &str, rtype: &str) -> Vec<String> {
     short_lines(&dig(port, &["+short", name, rtype]))
 }
 
+/// The answers to `name TYPE` (TLSA, SVCB or HTTPS) over TCP, each in the canonical text
+/// (`extdns_endpoint::canonical_target`) of the server's own spelling, sorted: upper-case hex, quoted
+/// `alpn` or a server's param order then compare equal to what a source wrote.
+pub fn typed(port: u16, name: &str, rtype: &str) -> Vec<String> {
+    let record_type = extdns_endpoint::RecordType::from(rtype);
+    let mut v: Vec<String> = short(port, name, rtype)
+        .iter()
+        .map(|answer| match extdns_endpoint::canonical_target(&record_type, answer) {
+            Ok(Some(canonical)) => canonical,
+            Ok(None) => panic!("{rtype} has no typed record data"),
+            Err(e) => panic!("the server's answer does not parse: {e}"),
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// `dig +short` output as sorted answers, comments and blank lines dropped.
 fn short_lines(out: &str) -> Vec<String> {
     let mut v: Vec<String> = out

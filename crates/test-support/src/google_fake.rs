@@ -6,7 +6,8 @@
 //! - `/dns/v1/...`: zones and rrsets paged with `maxResults`/`pageToken` (at most [`FakeState::page_limit`]
 //!   a page); a change applied atomically or not at all, refused exactly as Cloud DNS documents (409
 //!   `alreadyExists`, 412 `conditionNotMet`, 404 `notFound`, 403 `quotaExceeded` past the additions,
-//!   deletions or record data a change may hold, 400 `invalid`), in Google's error envelope; a change is
+//!   deletions or record data a change may hold, 400 `invalid`: a type Cloud DNS does not hold, data not in
+//!   its type's format, TLSA, SVCB and HTTPS included), in Google's error envelope; a change is
 //!   `pending` for [`FakeState::pending_polls`] `changes.get` calls, then `done`.
 //! - `/token`: the JWT-bearer grant, the signed JWT checked against the test key (`kid`, `iss`, `aud`,
 //!   `scope`, `iat`/`exp`, RS256 signature), and the refresh-token grant.
@@ -687,6 +688,8 @@ fn rrset_of(v: &Value, field: &str, i: usize, zone: &FakeZone) -> Result<(String
         "NS" | "PTR" | "DNAME" => rrdatas.iter().all(|d| d.ends_with('.')),
         "SRV" => rrdatas.iter().all(|d| d.split(' ').count() == 4 && d.ends_with('.')),
         "TXT" => rrdatas.iter().all(|d| txt_strings_fit(d)),
+        "TLSA" => rrdatas.iter().all(|d| crate::rdata::tlsa(d).is_ok()),
+        "HTTPS" | "SVCB" => rrdatas.iter().all(|d| svcb_ok(d)),
         "NAPTR" | "CAA" | "SOA" => true,
         _ => false,
     };
@@ -694,6 +697,14 @@ fn rrset_of(v: &Value, field: &str, i: usize, zone: &FakeZone) -> Result<(String
         return invalid(&format!(".rrdata': {kind} {}", rrdatas.join(" ")));
     }
     Ok((name.to_ascii_lowercase(), kind.to_string(), Rrset { ttl, rrdatas }))
+}
+
+/// Cloud DNS's rule for SVCB and HTTPS data: presentation format (RFC 9460; Cloud DNS lists both types in
+/// "Supported DNS record types", cloud.google.com/dns/docs/records-overview, and takes rrdatas as zone-file
+/// text), the target name absolute (`.` or ending in a dot) as every name in Cloud DNS record data is (its
+/// CNAME, MX, NS and SRV rules here).
+fn svcb_ok(rrdata: &str) -> bool {
+    crate::rdata::svcb(rrdata).is_ok_and(|s| s.target.ends_with('.'))
 }
 
 /// Cloud DNS's rule for TXT data: each character-string of an rrdata at most 255 octets, the limit of
@@ -1146,6 +1157,26 @@ impl crate::lines::ZoneLines for FakeGoogle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tlsa_svcb_and_https_rrdatas_are_held_to_presentation_format_with_absolute_targets() {
+        let zone = FakeZone {
+            name: "example-com".into(),
+            dns_name: "example.com.".into(),
+            id: "1".into(),
+            visibility: "public".into(),
+            peering: false,
+        };
+        let entry = |kind: &str, data: &str| json!({"name": "_443._tcp.www.example.com.", "type": kind, "ttl": 300, "rrdatas": [data]});
+        let accepted = |kind: &str, data: &str| rrset_of(&entry(kind, data), "additions", 0, &zone).is_ok();
+        assert!(accepted("TLSA", "3 1 1 0a0b0c0d"));
+        assert!(!accepted("TLSA", "3 1 1 0a0b0"));
+        assert!(accepted("HTTPS", "1 . alpn=\"h3,h2\" port=8443"));
+        assert!(accepted("SVCB", "0 svc.example.net."));
+        assert!(!accepted("SVCB", "0 svc.example.net"), "a relative target");
+        assert!(!accepted("HTTPS", "1 . ipv4hint=2001:db8::1"));
+        assert!(!accepted("OPENPGPKEY", "00"), "a type Cloud DNS does not hold");
+    }
 
     #[test]
     fn the_test_key_loads() {

@@ -1,7 +1,8 @@
 //! What extdns's test suites share: real servers started on 127.0.0.1 free ports ([`dns_server`] for BIND
 //! and Knot, [`pdns`], [`etcd`], [`moto`], [`dnsmasq`]), strict stateful fakes of the APIs that have no
 //! runnable server ([`route53_fake`], [`cloudflare_fake`], [`google_fake`], [`azure_fake`], [`pihole_fake`],
-//! [`dynamodb_fake`]) on one skeleton ([`fake`]: serving, state, request log, faults), a server with one
+//! [`dynamodb_fake`]) on one skeleton ([`fake`]: serving, state, request log, faults) with the record-data
+//! rules they share ([`rdata`]: TLSA, SVCB and HTTPS from the RFCs), a server with one
 //! fixed answer on the same skeleton ([`canned`]), a Kubernetes control
 //! plane (`control_plane`, feature `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`]
 //! helpers, certificates ([`tls`]), RFC 3339 timestamps ([`rfc3339`]), child processes owned by PID
@@ -54,6 +55,7 @@ pub mod moto;
 pub mod pdns;
 pub mod pihole_fake;
 pub mod proc;
+pub mod rdata;
 pub mod rfc3339;
 pub mod route53_fake;
 pub mod tls;

@@ -80,6 +80,11 @@ impl LoopbackServer {
         dig::short(self.port, name, rtype)
     }
 
+    /// The TLSA, SVCB or HTTPS answers to `name TYPE` in canonical text, sorted ([`dig::typed`]).
+    pub fn dig_typed(&self, name: &str, rtype: &str) -> Vec<String> {
+        dig::typed(self.port, name, rtype)
+    }
+
     /// The TTL of the `name TYPE` answer.
     pub fn ttl(&self, name: &str, rtype: &str) -> Option<u32> {
         dig::ttl(self.port, name, rtype)

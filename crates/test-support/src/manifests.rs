@@ -71,3 +71,17 @@ pub fn numbered_lb_services(zone: &str, n: usize) -> String {
         .collect();
     docs.join("---\n")
 }
+
+/// A DNSEndpoint `name` in `default` holding one entry per (dnsName, recordType, target): how a test asks
+/// for record types no other source makes (TLSA, HTTPS, SVCB, MX, ...).
+pub fn dns_endpoint(name: &str, entries: &[(&str, &str, &str)]) -> String {
+    let entries: Vec<String> = entries
+        .iter()
+        .map(|(n, t, target)| format!("    - dnsName: {n}\n      recordType: {t}\n      targets: ['{target}']\n"))
+        .collect();
+    format!(
+        "apiVersion: externaldns.k8s.io/v1alpha1\nkind: DNSEndpoint\nmetadata:\n  name: {name}\n  namespace: default\n\
+         spec:\n  endpoints:\n{}",
+        entries.concat()
+    )
+}

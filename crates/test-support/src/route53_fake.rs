@@ -1,6 +1,7 @@
 //! A strict Route53 of our own, for what moto gets wrong: a CREATE of an existing record set is refused, a
 //! DELETE must match the record set exactly, a CNAME cannot share its name, a change batch is atomic, record
-//! pages carry NextRecordIdentifier. It reads requests as element trees ([`crate::xml_tree`]) and writes
+//! pages carry NextRecordIdentifier, a type outside Route53's [`TYPES`] is refused, TLSA, SVCB and HTTPS
+//! values are held to Route53's format ([`crate::rdata`]). It reads requests as element trees ([`crate::xml_tree`]) and writes
 //! answers as text, by the element names of Route53's API reference, so it shares neither the provider's
 //! serde types nor their (possibly wrong) idea of the wire format. On the [`crate::fake`]
 //! skeleton: throttled as Route53 throttles (400 `Throttling`, no `Retry-After`) past its documented limit
@@ -567,14 +568,9 @@ fn check(
             "Invalid request: {label} needs either resource records or an alias target"
         ));
     }
-    if action != "DELETE" && set.kind == "A" {
+    if action != "DELETE" {
         for v in set.resource_records.iter().flat_map(|r| &r.items) {
-            if v.value.parse::<std::net::Ipv4Addr>().is_err() {
-                return Err(format!(
-                    "Invalid Resource Record: FATAL problem: ARRDATAIllegalIPv4Address encountered at {}",
-                    v.value
-                ));
-            }
+            value_ok(&set.kind, &v.value)?;
         }
     }
     match action {
@@ -607,6 +603,50 @@ fn check(
             Some(_) => Ok(None),
         },
         other => Err(format!("unknown action {other}")),
+    }
+}
+
+/// The record types Route53 holds: the `RRType` enum of its API reference (`ResourceRecordSet`), with TLSA,
+/// SSHFP, SVCB and HTTPS added in October 2024 ("This release adds support for TLSA, SSHFP, SVCB, and HTTPS
+/// record types", the 2024 Route53 API change; the Developer Guide's "Supported DNS record types").
+pub const TYPES: [&str; 17] = [
+    "A", "AAAA", "CAA", "CNAME", "DS", "HTTPS", "MX", "NAPTR", "NS", "PTR", "SOA", "SPF", "SRV", "SSHFP", "SVCB",
+    "TLSA", "TXT",
+];
+
+/// A type outside [`TYPES`] fails Route53's request validation before any change is looked at (400
+/// `InvalidInput`, the enum constraint named).
+fn type_known(kind: &str) -> Result<(), String> {
+    if TYPES.contains(&kind) {
+        return Ok(());
+    }
+    Err(format!(
+        "1 validation error detected: Value '{kind}' at 'changeBatch.changes.member.resourceRecordSet.type' \
+         failed to satisfy constraint: Member must satisfy enum value set: [{}]",
+        TYPES.join(", ")
+    ))
+}
+
+/// Route53's rules for one value of a type, as the Developer Guide's "Supported DNS record types" gives
+/// each type's `<Value>`: A a dotted IPv4 address; TLSA `usage selector matching-type hex` ("0 0 1
+/// d2abde24..."); SVCB and HTTPS `priority target [params]` in presentation format ("1 . alpn=\"h3,h2\""),
+/// the target name with or without its final dot (Route53 takes every domain name in a value as absolute).
+/// A value against them is an invalid record, refusing its batch.
+fn value_ok(kind: &str, value: &str) -> Result<(), String> {
+    let fatal = |what: String| {
+        Err(format!(
+            "Invalid Resource Record: FATAL problem: {what} encountered at {value}"
+        ))
+    };
+    match kind {
+        "A" if value.parse::<std::net::Ipv4Addr>().is_err() => fatal("ARRDATAIllegalIPv4Address".into()),
+        "TLSA" => crate::rdata::tlsa(value)
+            .map(drop)
+            .or_else(|e| fatal(format!("TLSA: {e}"))),
+        "SVCB" | "HTTPS" => crate::rdata::svcb(value)
+            .map(drop)
+            .or_else(|e| fatal(format!("{kind}: {e}"))),
+        _ => Ok(()),
     }
 }
 
@@ -645,6 +685,9 @@ fn change(locked: &mut Locked<Inner>, id: &str, body: &str) -> Response {
             "InvalidInput",
             "a batch holds 1 to 1000 changes",
         );
+    }
+    if let Some(m) = changes.iter().find_map(|(_, set)| type_known(&set.kind).err()) {
+        return error(StatusCode::BAD_REQUEST, "InvalidInput", &m);
     }
     // Atomic: work on a copy, keep it only when every change passed.
     let zone_name = s.zones[zi].name.clone();
@@ -711,6 +754,34 @@ mod tests {
         };
         assert_eq!(Set::from_xml(&Element::parse(&alias.to_xml())?)?, alias);
         Ok(())
+    }
+
+    #[test]
+    fn tlsa_svcb_and_https_values_are_held_to_route53_s_format_and_unknown_types_refused() {
+        let zone = BTreeMap::new();
+        let faults = Faults::default();
+        let set = |kind: &str, value: &str| Set {
+            name: "_443._tcp.www.example.com.".into(),
+            kind: kind.into(),
+            ttl: Some(300),
+            resource_records: Some(Values {
+                items: vec![Value { value: value.into() }],
+            }),
+            ..Set::default()
+        };
+        let create = |kind: &str, value: &str| check(&zone, "example.com.", &faults, "CREATE", &set(kind, value));
+        assert!(create("TLSA", "3 1 1 0a0b0c0d").is_ok());
+        assert!(create("HTTPS", "1 . alpn=\"h3,h2\"").is_ok());
+        assert!(create("SVCB", "0 svc.example.net").is_ok(), "the final dot is optional");
+        let refused = create("TLSA", "3 1 1 xyz").err().unwrap_or_default();
+        assert!(
+            refused.starts_with("Invalid Resource Record: FATAL problem"),
+            "{refused}"
+        );
+        assert!(create("HTTPS", "1 . port=http").is_err());
+        assert!(type_known("SVCB").is_ok());
+        let unknown = type_known("OPENPGPKEY").err().unwrap_or_default();
+        assert!(unknown.contains("failed to satisfy constraint"), "{unknown}");
     }
 
     #[test]
