@@ -14,6 +14,7 @@
 
 pub mod codec;
 pub mod key_spec;
+mod names;
 pub mod tsig;
 pub mod typed;
 

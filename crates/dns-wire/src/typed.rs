@@ -8,6 +8,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use crate::CodecError;
 use extdns_endpoint::{SvcParamKey, SvcParamValue, SvcParams, Svcb, Tlsa};
 use hickory_proto::ProtoError;
 use hickory_proto::rr::{Name, RData, RecordType as WireType};
@@ -24,7 +25,7 @@ pub enum TypedError {
         name: String,
         /// Why it was refused.
         #[source]
-        source: crate::CodecError,
+        source: CodecError,
     },
     /// The record data is longer than DNS allows (65535 octets) or a value longer than its length field.
     #[error("the record data is too long for DNS")]
@@ -50,7 +51,7 @@ pub fn svcb_rdata(s: &Svcb, https: bool) -> Result<RData, TypedError> {
     let target = if s.target == "." {
         Name::root()
     } else {
-        crate::codec::name(s.target_name()).map_err(|source| TypedError::TargetName {
+        crate::names::name(s.target_name()).map_err(|source| TypedError::TargetName {
             name: s.target.clone(),
             source,
         })?
@@ -124,7 +125,7 @@ pub fn svcb_target(data: &RData) -> Option<Svcb> {
     let target = if name.is_root() {
         ".".to_string()
     } else {
-        format!("{}.", crate::codec::name_text(&name))
+        format!("{}.", crate::names::name_text(&name))
     };
     let mut rest = dec.read_slice(dec.len()).ok()?.unverified();
     let mut params = SvcParams::default();

@@ -151,7 +151,7 @@ pub(super) fn settle_external_dns(
     bail!("external-dns's zone did not settle in {EXTERNAL_DNS_RUNS} runs")
 }
 
-fn takeover(ctx: &Ctx, run: &Run<'_>, server: &DnsServer, what: &str) -> Result<()> {
+pub(super) fn takeover(ctx: &Ctx, run: &Run<'_>, server: &DnsServer, what: &str) -> Result<()> {
     let before = dns::zone(server)?;
     let serial = server.serial(dns::ZONE);
     let out = run.once(&ctx.cp, server)?;
@@ -245,7 +245,7 @@ pub fn crd_group(ctx: &mut Ctx) -> Result<()> {
 }
 
 /// Applies `objects`, the first as soon as the CRD just installed serves it.
-fn apply_once_served(ctx: &Ctx, objects: &[serde_json::Value]) -> Result<()> {
+pub(super) fn apply_once_served(ctx: &Ctx, objects: &[serde_json::Value]) -> Result<()> {
     eventually(
         "the DNSEndpoint CRD serves",
         Duration::from_secs(30),

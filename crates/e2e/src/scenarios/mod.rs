@@ -29,6 +29,7 @@ pub mod lifecycle;
 pub mod outage;
 pub mod plan;
 pub mod providers;
+pub mod record_types;
 pub mod sources;
 pub mod streaming;
 pub mod templates;
@@ -209,6 +210,12 @@ pub const ALL: &[Scenario] = &[
         about: "external-dns v0.23.0 and extdns on DNSEndpoints of every record type and field publish identical zones and take over each other's",
         default: true,
         run: differential::crd,
+    },
+    Scenario {
+        name: "record-types",
+        about: "TLSA, HTTPS and SVCB from DNSEndpoints into BIND: TLSA published by external-dns v0.23.0 and extdns alike (identical zones, take-over clean both ways), HTTPS and SVCB by extdns, checked with dig, updated and deleted",
+        default: true,
+        run: record_types::run,
     },
     Scenario {
         name: "differential-crd-group",
