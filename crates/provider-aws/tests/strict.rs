@@ -14,6 +14,7 @@ fn config(url: &str) -> AwsConfig {
     c.api.requests = AwsConfig::account_rate(1000.0);
     c.api.calls.backoff.initial = Duration::from_millis(10);
     c.api.calls.backoff.max = Duration::from_millis(50);
+    c.api.calls.backoff.throttled_for = Duration::from_millis(500);
     c
 }
 
@@ -237,18 +238,21 @@ async fn batches_respect_the_change_byte_and_value_limits() {
 }
 
 #[tokio::test]
-async fn throttling_is_retried_with_backoff_then_reported_as_transient() {
+async fn throttling_is_waited_out_without_spending_the_retries_then_reported_as_transient() {
     let (fake, _, p) = example_com([]).await;
-    fake.lock().faults.throttle_next = 3;
-    let eps = p.records().await.expect("records after three throttled calls");
+    // More throttled answers than the call's four attempts: they are no attempts, so all are waited out.
+    fake.lock().faults.throttle_next = 8;
+    let eps = p.records().await.expect("records after eight throttled calls");
     assert!(eps.endpoints.iter().any(|e| e.record_type == RecordType::Ns));
+    assert_eq!(fake.lock().requests.throttled(), 8);
 
-    fake.lock().faults.throttle_next = 100;
-    let err = p.records().await.expect_err("still throttled after the retries");
+    // Throttled for longer than the configuration's 500 ms: given up, as a transient error.
+    fake.lock().faults.throttle_next = 100_000;
+    let err = p.records().await.expect_err("still throttled after throttled_for");
     assert!(err.is_transient(), "{err}");
     assert!(err.to_string().contains("Throttling"), "{err}");
-    // One call and three retries.
-    assert_eq!(100 - fake.lock().faults.throttle_next, 4);
+    let sent = 100_000 - fake.lock().faults.throttle_next;
+    assert!(sent > 4, "more than the attempts, at the backoff's 50 ms cap: {sent}");
 }
 
 #[tokio::test]

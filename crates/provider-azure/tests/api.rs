@@ -15,6 +15,7 @@ fn fast() -> Backoff {
         initial: Duration::from_millis(5),
         max: Duration::from_millis(200),
         max_attempts: 8,
+        throttled_for: Duration::from_millis(500),
         ..Backoff::default()
     }
 }
@@ -312,7 +313,9 @@ async fn a_refused_put_is_named_and_the_others_land_through_a_429_storm() {
 async fn an_endless_429_is_a_transient_error_and_nothing_is_reported_written() {
     let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
     let p = provider(&fake, Kind::Public);
+    // Each 429 asks for 100 ms: the call waits them out for its 500 ms, then gives up.
     fake.state().faults.throttle_next = 1000;
+    fake.state().faults.retry_after = Duration::from_millis(100);
     let changes = vec![Change::Create(Endpoint::new(
         "a.example.org",
         RecordType::A,
