@@ -157,6 +157,52 @@ async fn deletes_send_the_record_set_exactly_as_it_was_read() {
     assert!(fake.sets(&zone).is_empty(), "{:?}", fake.sets(&zone));
 }
 
+/// The values of `name`'s A record set in the fake.
+fn a_values(fake: &Fake, zone: &str, name: &str) -> Vec<String> {
+    let set = fake.find(zone, name, "A");
+    let values = set
+        .and_then(|s| s.resource_records)
+        .map(|r| r.items)
+        .unwrap_or_default();
+    values.into_iter().map(|v| v.value).collect()
+}
+
+#[tokio::test]
+async fn an_update_planned_from_a_read_never_overwrites_a_set_changed_since() {
+    let (fake, zone, p) = example_com([set("web.example.com", "A", 60, &["192.0.2.1"])]).await;
+    let web = |read: &extdns_provider::Records| {
+        let found = read
+            .endpoints
+            .iter()
+            .find(|e| e.dns_name == "web.example.com" && e.record_type == RecordType::A);
+        found.cloned().expect("web.example.com read")
+    };
+    let read = p.records().await.expect("read");
+    let old = web(&read);
+    let new = a("web.example.com", "192.0.2.2");
+
+    // Another owner takes the name over after the read (an hour-old cache, or a race within a sync).
+    fake.put(&zone, set("web.example.com", "A", 60, &["198.51.100.7"]));
+    let update = [Change::update(old, new.clone())];
+    let units: Vec<Unit<'_>> = update.iter().map(Unit::new).collect();
+    let named = failures(p.apply(&read.state, &units).await);
+    assert!(named[0].contains("do not match"), "{named:?}");
+    assert_eq!(
+        a_values(&fake, &zone, "web.example.com"),
+        ["198.51.100.7"],
+        "the other owner's set stands"
+    );
+
+    // Planned again from a new read, the update lands: a DELETE of the set read and a CREATE, one batch.
+    fake.lock().applied_batches.clear();
+    let read = p.records().await.expect("read again");
+    let update = [Change::update(web(&read), new)];
+    let units: Vec<Unit<'_>> = update.iter().map(Unit::new).collect();
+    p.apply(&read.state, &units).await.expect("the update matches the read");
+    assert_eq!(a_values(&fake, &zone, "web.example.com"), ["192.0.2.2"]);
+    assert_eq!(fake.lock().applied_batches, [2]);
+}
+
 #[tokio::test]
 async fn record_pages_continue_at_the_next_set_identifier() {
     let (fake, zone, p) = example_com([]).await;
