@@ -393,6 +393,52 @@ async fn a_record_goes_before_its_ownership_record_and_is_undone_when_that_fails
 }
 
 #[tokio::test]
+async fn record_sets_are_written_eight_at_a_time_each_record_before_its_ownership_record() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let p = provider(&fake, Kind::Public);
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    // Every answer takes at least this long, so requests sent one after another arrive at least this far
+    // apart, and more of them within it can only be overlapping ones.
+    let latency = Duration::from_millis(100);
+    fake.state().faults.latency = latency;
+    fake.state().requests.clear();
+    let n = 24;
+    let changes: Vec<Change> = (0..n)
+        .flat_map(|i| {
+            let record = Endpoint::new(&format!("s{i}.example.org"), RecordType::A, ["192.0.2.1"]);
+            let owner = Endpoint::new(&format!("a-s{i}.example.org"), RecordType::Txt, ["\"owned\""]);
+            [Change::Create(record), Change::Create(owner)]
+        })
+        .collect();
+    let units: Vec<Unit<'_>> = changes
+        .chunks(2)
+        .map(|pair| Unit::with_ownership(&pair[0], &pair[1]))
+        .collect();
+    p.apply(&read.state, &units).await.unwrap_or_else(|e| panic!("{e}"));
+
+    let s = fake.state();
+    assert_eq!(s.requests.writes(), 2 * n, "each record set written once");
+    let account = azure_fake::SUBSCRIPTION.to_ascii_lowercase();
+    let overlapping = s.requests.most_in_window(&account, latency);
+    assert!(
+        (2..=8).contains(&overlapping),
+        "{overlapping} requests in flight at once, 2 to 8 expected"
+    );
+    // A unit's ownership record is sent once its record is answered: it arrived a latency later at least.
+    let put_at = |name: &str| {
+        let found = s.requests.iter().find(|r| r.method == "PUT" && r.path.ends_with(name));
+        found.map(|r| r.at).unwrap_or_else(|| panic!("{name} written"))
+    };
+    for i in 0..n {
+        let (record, owner) = (put_at(&format!("/A/s{i}")), put_at(&format!("/TXT/a-s{i}")));
+        assert!(
+            owner >= record + latency,
+            "s{i}'s ownership record went before its record was answered"
+        );
+    }
+}
+
+#[tokio::test]
 async fn the_zone_list_is_cached_for_the_configured_time_and_filters_apply() {
     let fake = FakeAzure::start(&[(Service::Public, "example.org"), (Service::Public, "other.org")]);
     let file = AzureFile::parse(&fake.azure_json(json!({}))).unwrap_or_else(|e| panic!("{e}"));
