@@ -102,12 +102,9 @@ fn owned_records_in_batches_of_40(n: usize) -> usize {
     least_writes
 }
 
-#[test]
-fn route53_first_sync_at_the_account_s_limit_sends_the_fewest_batches_and_no_429() {
-    let n = 400;
-    // Route53's meter, a bucket, at 4 a second; extdns paced at 4 a second without burst, so the bucket's
-    // 4 tokens absorb requests arriving closer together than they left.
-    let limit = route53_fake::per_second(4);
+/// A Route53 fake under `limit` alone, its zone `example.org`, and the environment that points extdns at
+/// it with the test's access key.
+fn route53(limit: RateLimit) -> (Fake, String, [(&'static str, String); 3]) {
     let fake = Fake::start_in_background().with_limits(vec![limit]);
     let zone = fake.zone("example.org", false, &[]);
     let env = [
@@ -115,6 +112,16 @@ fn route53_first_sync_at_the_account_s_limit_sends_the_fewest_batches_and_no_429
         ("AWS_SECRET_ACCESS_KEY", "secret".to_string()),
         ("AWS_ENDPOINT_URL_ROUTE_53", fake.url.clone()),
     ];
+    (fake, zone, env)
+}
+
+#[test]
+fn route53_first_sync_at_the_account_s_limit_sends_the_fewest_batches_and_no_429() {
+    let n = 400;
+    // Route53's meter, a bucket, at 4 a second; extdns paced at 4 a second without burst, so the bucket's
+    // 4 tokens absorb requests arriving closer together than they left.
+    let limit = route53_fake::per_second(4);
+    let (fake, zone, env) = route53(limit);
     let args = [
         "--provider=aws",
         "--aws-batch-change-size=40",
@@ -164,13 +171,7 @@ fn route53_under_a_hard_throttle_waits_it_out_and_writes_each_batch_once() {
     // attempt, so each call waits until the bucket admits it instead of spending its 3 retries in 3.5 s
     // and failing the sync.
     let limit = RateLimit::bucket(1, 0.25);
-    let fake = Fake::start_in_background().with_limits(vec![limit]);
-    let zone = fake.zone("example.org", false, &[]);
-    let env = [
-        ("AWS_ACCESS_KEY_ID", ACCESS_KEY.to_string()),
-        ("AWS_SECRET_ACCESS_KEY", "secret".to_string()),
-        ("AWS_ENDPOINT_URL_ROUTE_53", fake.url.clone()),
-    ];
+    let (fake, zone, env) = route53(limit);
     let args = [
         "--provider=aws",
         "--aws-batch-change-size=20",

@@ -97,19 +97,26 @@ fn drain(log: &mut RequestLog) -> Vec<String> {
     lines
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn route53_steady_state_sends_only_writes_and_repairs_an_outside_delete_after_the_reread_interval() {
+/// A Route53 fake holding `example.org`, the Services' manifests (`s0` at 192.0.2.1), and a controller
+/// signing with `access_key` against it.
+async fn route53(access_key: &str) -> (Fake, String, TempDir, Controller) {
     let fake = Fake::start_in_background();
     let zone = fake.zone("example.org", false, &[]);
     let dir = tempdir();
     manifests(&dir, "192.0.2.1");
     let env = vec![
-        ("AWS_ACCESS_KEY_ID".to_string(), "AKIDSTEADY".to_string()),
+        ("AWS_ACCESS_KEY_ID".to_string(), access_key.to_string()),
         ("AWS_SECRET_ACCESS_KEY".to_string(), "secret".to_string()),
         ("AWS_REGION".to_string(), "us-east-1".to_string()),
         ("AWS_ENDPOINT_URL_ROUTE_53".to_string(), fake.url.clone()),
     ];
     let c = controller(&settings(&dir, &["--provider=aws"], env)).await;
+    (fake, zone, dir, c)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn route53_steady_state_sends_only_writes_and_repairs_an_outside_delete_after_the_reread_interval() {
+    let (fake, zone, dir, c) = route53("AKIDSTEADY").await;
     let mut state = SyncState::default();
     assert_eq!(
         sync(&c, &mut state).await,
@@ -171,17 +178,7 @@ fn route53_value(fake: &Fake, zone: &str, name: &str, kind: &str) -> Option<Stri
 
 #[tokio::test(flavor = "multi_thread")]
 async fn route53_a_name_another_owner_took_over_since_the_read_is_not_taken_back() {
-    let fake = Fake::start_in_background();
-    let zone = fake.zone("example.org", false, &[]);
-    let dir = tempdir();
-    manifests(&dir, "192.0.2.1");
-    let env = vec![
-        ("AWS_ACCESS_KEY_ID".to_string(), "AKIDTAKEOVER".to_string()),
-        ("AWS_SECRET_ACCESS_KEY".to_string(), "secret".to_string()),
-        ("AWS_REGION".to_string(), "us-east-1".to_string()),
-        ("AWS_ENDPOINT_URL_ROUTE_53".to_string(), fake.url.clone()),
-    ];
-    let c = controller(&settings(&dir, &["--provider=aws"], env)).await;
+    let (fake, zone, dir, c) = route53("AKIDTAKEOVER").await;
     let mut state = SyncState::default();
     assert_eq!(sync(&c, &mut state).await, 3);
 

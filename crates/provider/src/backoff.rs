@@ -174,6 +174,14 @@ mod tests {
         }
     }
 
+    /// [`no_jitter`] with `n` attempts.
+    fn attempts(n: u32) -> Backoff {
+        Backoff {
+            max_attempts: n,
+            ..no_jitter()
+        }
+    }
+
     #[test]
     fn backoff_doubles_each_attempt() {
         let b = no_jitter();
@@ -225,6 +233,14 @@ mod tests {
     /// Retry a call that fails `failures` times with `retry`, then succeeds: the outcome (the index of the
     /// error returned), the calls made and the (paused) time waited.
     async fn run(b: &Backoff, failures: usize, retry: FailureKind) -> (Result<(), usize>, usize, Duration) {
+        run_kinds(b, |call| (call < failures).then_some(retry)).await
+    }
+
+    /// As [`run`], the call numbered `n` (from 0) failing with `kind(n)`, succeeding when it is `None`.
+    async fn run_kinds(
+        b: &Backoff,
+        kind: impl Fn(usize) -> Option<FailureKind>,
+    ) -> (Result<(), usize>, usize, Duration) {
         let start = tokio::time::Instant::now();
         let mut calls = 0;
         let r = b
@@ -232,10 +248,9 @@ mod tests {
                 "test call",
                 || {
                     calls += 1;
-                    std::future::ready(if calls <= failures {
-                        Err(Failure(calls - 1, retry))
-                    } else {
-                        Ok(())
+                    std::future::ready(match kind(calls - 1) {
+                        Some(k) => Err(Failure(calls - 1, k)),
+                        None => Ok(()),
                     })
                 },
                 |e: &Failure| e.1,
@@ -252,10 +267,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn retry_waits_as_long_as_retry_after_asks() {
-        let b = Backoff {
-            max_attempts: 3,
-            ..no_jitter()
-        };
+        let b = attempts(3);
         let (r, n, waited) = run(&b, 2, throttled(Duration::from_millis(700))).await;
         assert_eq!((r, n), (Ok(()), 3));
         assert_eq!(waited, Duration::from_millis(1400), "two waits of the asked 700 ms");
@@ -270,10 +282,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn throttled_answers_are_not_attempts() {
         // Two attempts, and a backend throttling the next ten calls: all ten are waited out.
-        let b = Backoff {
-            max_attempts: 2,
-            ..no_jitter()
-        };
+        let b = attempts(2);
         let (r, n, waited) = run(&b, 10, throttled(Duration::from_secs(10))).await;
         assert_eq!((r, n), (Ok(()), 11));
         assert_eq!(waited, Duration::from_secs(100));
@@ -285,10 +294,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn throttles_leave_the_attempts_to_the_other_failures() {
-        let b = Backoff {
-            max_attempts: 2,
-            ..no_jitter()
-        };
+        let b = attempts(2);
         // Throttled, transient, throttled, transient: the second transient failure is the last attempt.
         let kinds = [
             throttled(Duration::from_secs(1)),
@@ -296,21 +302,8 @@ mod tests {
             throttled(Duration::from_secs(1)),
             FailureKind::Transient,
         ];
-        let mut calls = 0;
-        let r = b
-            .retry(
-                "test call",
-                || {
-                    calls += 1;
-                    std::future::ready(match kinds.get(calls - 1) {
-                        Some(kind) => Err(Failure(calls - 1, *kind)),
-                        None => Ok(()),
-                    })
-                },
-                |e: &Failure| e.1,
-            )
-            .await;
-        assert_eq!((r.map_err(|e| e.0), calls), (Err(3), 4));
+        let (r, calls, _) = run_kinds(&b, |call| kinds.get(call).copied()).await;
+        assert_eq!((r, calls), (Err(3), 4));
     }
 
     #[tokio::test(start_paused = true)]
@@ -330,10 +323,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn retry_backs_off_then_gives_up_with_the_last_error() {
-        let b = Backoff {
-            max_attempts: 3,
-            ..no_jitter()
-        };
+        let b = attempts(3);
         let (r, n, waited) = run(&b, 10, FailureKind::Transient).await;
         assert_eq!((r, n), (Err(2), 3));
         assert_eq!(
