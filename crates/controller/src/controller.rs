@@ -1037,6 +1037,7 @@ pub(crate) fn retry_delay(failures: u32, interval: Duration) -> Duration {
         multiplier: 2.0,
         jitter: 0.5,
         max_attempts: u32::MAX,
+        throttled_for: extdns_provider::backoff::DEFAULT_THROTTLED_FOR,
     };
     backoff.delay(failures.saturating_sub(1))
 }

@@ -35,6 +35,7 @@ fn backoff() -> Backoff {
         multiplier: 2.0,
         jitter: 0.2,
         max_attempts: 5,
+        throttled_for: extdns_provider::backoff::DEFAULT_THROTTLED_FOR,
     }
 }
 
@@ -289,6 +290,7 @@ mod tests {
             multiplier: 1.0,
             jitter: 0.0,
             max_attempts: 3,
+            throttled_for: extdns_provider::backoff::DEFAULT_THROTTLED_FOR,
         }
     }
 

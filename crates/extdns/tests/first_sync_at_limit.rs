@@ -102,12 +102,9 @@ fn owned_records_in_batches_of_40(n: usize) -> usize {
     least_writes
 }
 
-#[test]
-fn route53_first_sync_at_the_account_s_limit_sends_the_fewest_batches_and_no_429() {
-    let n = 400;
-    // Route53's meter, a bucket, at 4 a second; extdns paced at 4 a second without burst, so the bucket's
-    // 4 tokens absorb requests arriving closer together than they left.
-    let limit = route53_fake::per_second(4);
+/// A Route53 fake under `limit` alone, its zone `example.org`, and the environment that points extdns at
+/// it with the test's access key.
+fn route53(limit: RateLimit) -> (Fake, String, [(&'static str, String); 3]) {
     let fake = Fake::start_in_background().with_limits(vec![limit]);
     let zone = fake.zone("example.org", false, &[]);
     let env = [
@@ -115,6 +112,16 @@ fn route53_first_sync_at_the_account_s_limit_sends_the_fewest_batches_and_no_429
         ("AWS_SECRET_ACCESS_KEY", "secret".to_string()),
         ("AWS_ENDPOINT_URL_ROUTE_53", fake.url.clone()),
     ];
+    (fake, zone, env)
+}
+
+#[test]
+fn route53_first_sync_at_the_account_s_limit_sends_the_fewest_batches_and_no_429() {
+    let n = 400;
+    // Route53's meter, a bucket, at 4 a second; extdns paced at 4 a second without burst, so the bucket's
+    // 4 tokens absorb requests arriving closer together than they left.
+    let limit = route53_fake::per_second(4);
+    let (fake, zone, env) = route53(limit);
     let args = [
         "--provider=aws",
         "--aws-batch-change-size=40",
@@ -154,6 +161,55 @@ fn route53_first_sync_at_the_account_s_limit_sends_the_fewest_batches_and_no_429
             reads: &[("ListHostedZones", 1), ("ListResourceRecordSets", 1)],
         },
     );
+}
+
+#[test]
+fn route53_under_a_hard_throttle_waits_it_out_and_writes_each_batch_once() {
+    let n = 20;
+    // Another client (or a lowered quota) leaves extdns one request every 4 s, while extdns paces itself
+    // at Route53's documented 5 a second: nearly every request is throttled. A throttled call is no
+    // attempt, so each call waits until the bucket admits it instead of spending its 3 retries in 3.5 s
+    // and failing the sync.
+    let limit = RateLimit::bucket(1, 0.25);
+    let (fake, zone, env) = route53(limit);
+    let args = [
+        "--provider=aws",
+        "--aws-batch-change-size=20",
+        "--aws-batch-change-interval=0s",
+    ];
+    ok(
+        &first_sync(n, &["AWS_"], &env, &args),
+        "first sync under a hard throttle",
+    );
+    let sets = fake.sets(&zone);
+    for i in 0..n {
+        let has = |name: String, kind: &str| sets.iter().any(|s| s.name == name && s.kind == kind);
+        assert!(has(format!("s{i}.example.org."), "A"), "s{i} published");
+        assert!(has(format!("a-s{i}.example.org."), "TXT"), "s{i} owned");
+    }
+    let s = fake.lock();
+    let log = &s.requests;
+    assert!(
+        log.throttled() > 0,
+        "the fake throttled extdns:\n{}",
+        log.lines().join("\n")
+    );
+    // Ten units of two changes a batch: two batches, each landed once; nothing else refused.
+    let landed = log
+        .iter()
+        .filter(|r| r.purpose.name == "ChangeResourceRecordSets" && r.changed);
+    assert_eq!(
+        landed.count(),
+        2,
+        "each batch written once:\n{}",
+        log.lines().join("\n")
+    );
+    let refused: Vec<String> = log
+        .iter()
+        .filter(|r| !r.status.is_success() && !r.throttled())
+        .map(|r| format!("{} {}", r.status, r.line()))
+        .collect();
+    assert!(refused.is_empty(), "only throttles refused: {refused:?}");
 }
 
 #[test]

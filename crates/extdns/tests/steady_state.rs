@@ -97,19 +97,26 @@ fn drain(log: &mut RequestLog) -> Vec<String> {
     lines
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn route53_steady_state_sends_only_writes_and_repairs_an_outside_delete_after_the_reread_interval() {
+/// A Route53 fake holding `example.org`, the Services' manifests (`s0` at 192.0.2.1), and a controller
+/// signing with `access_key` against it.
+async fn route53(access_key: &str) -> (Fake, String, TempDir, Controller) {
     let fake = Fake::start_in_background();
     let zone = fake.zone("example.org", false, &[]);
     let dir = tempdir();
     manifests(&dir, "192.0.2.1");
     let env = vec![
-        ("AWS_ACCESS_KEY_ID".to_string(), "AKIDSTEADY".to_string()),
+        ("AWS_ACCESS_KEY_ID".to_string(), access_key.to_string()),
         ("AWS_SECRET_ACCESS_KEY".to_string(), "secret".to_string()),
         ("AWS_REGION".to_string(), "us-east-1".to_string()),
         ("AWS_ENDPOINT_URL_ROUTE_53".to_string(), fake.url.clone()),
     ];
     let c = controller(&settings(&dir, &["--provider=aws"], env)).await;
+    (fake, zone, dir, c)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn route53_steady_state_sends_only_writes_and_repairs_an_outside_delete_after_the_reread_interval() {
+    let (fake, zone, dir, c) = route53("AKIDSTEADY").await;
     let mut state = SyncState::default();
     assert_eq!(
         sync(&c, &mut state).await,
@@ -161,6 +168,57 @@ async fn route53_steady_state_sends_only_writes_and_repairs_an_outside_delete_af
             .map(|v| v.items.iter().map(|i| i.value.clone()).collect::<Vec<_>>()),
         Some(vec!["192.0.2.100".to_string()])
     );
+}
+
+/// The first value of `name`'s `kind` record set in the fake's `zone`.
+fn route53_value(fake: &Fake, zone: &str, name: &str, kind: &str) -> Option<String> {
+    let set = fake.find(zone, name, kind)?;
+    Some(set.resource_records?.items.first()?.value.clone())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn route53_a_name_another_owner_took_over_since_the_read_is_not_taken_back() {
+    let (fake, zone, dir, c) = route53("AKIDTAKEOVER").await;
+    let mut state = SyncState::default();
+    assert_eq!(sync(&c, &mut state).await, 3);
+
+    // Within the re-read interval another owner takes s0 over: its address and its ownership record.
+    for (name, kind, value) in [
+        ("s0.example.org", "A", "203.0.113.9".to_string()),
+        ("a-s0.example.org", "TXT", {
+            let ours = route53_value(&fake, &zone, "a-s0.example.org", "TXT").expect("s0 owned by us");
+            assert!(ours.contains("owner=steady"), "{ours}");
+            ours.replace("owner=steady", "owner=other")
+        }),
+    ] {
+        let mut set = fake.find(&zone, name, kind).unwrap_or_else(|| panic!("{name} {kind}"));
+        set.resource_records = Some(route53_fake::Values {
+            items: vec![route53_fake::Value { value }],
+        });
+        fake.put(&zone, set);
+    }
+    // Our Service changes: planned from the cached read, the update's DELETE no longer matches what the
+    // zone holds, so Route53 refuses it rather than the update taking the name back.
+    manifests(&dir, "192.0.2.99");
+    let refused = c.sync(&mut state, true).await;
+    assert!(refused.is_err(), "the stale update is refused: {refused:?}");
+    assert_eq!(
+        route53_value(&fake, &zone, "s0.example.org", "A").as_deref(),
+        Some("203.0.113.9")
+    );
+    fake.lock().requests.clear();
+    // The failed sync dropped the cache: the next one reads the zone again, sees the other owner, and
+    // leaves s0 alone, this sync and the next.
+    for _ in 0..2 {
+        assert_eq!(sync(&c, &mut state).await, 0, "s0 is not ours any more");
+    }
+    assert_read_whole(&drain(&mut fake.lock().requests));
+    assert_eq!(
+        route53_value(&fake, &zone, "s0.example.org", "A").as_deref(),
+        Some("203.0.113.9")
+    );
+    let owner = route53_value(&fake, &zone, "a-s0.example.org", "TXT").unwrap_or_default();
+    assert!(owner.contains("owner=other"), "{owner}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

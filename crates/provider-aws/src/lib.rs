@@ -3,7 +3,9 @@
 //!
 //! What it adds over external-dns: a refused batch is split in halves until every good change has landed
 //! and every bad one is named with Route53's message (fewer calls than one change at a time under Route53's
-//! 5 requests a second); a delete sends the record set exactly as it was read, so it matches.
+//! 5 requests a second); a delete sends the record set exactly as it was read, so it matches, and an
+//! update planned from a read is that DELETE and a CREATE in one batch, so a set another owner changed
+//! since the read is refused rather than overwritten.
 //!
 //! ```
 //! use extdns_provider_aws::{AssumeRole, AwsConfig, AwsProvider, CredentialSource};
@@ -203,7 +205,13 @@ impl AwsProvider {
         out
     }
 
-    /// The Route53 changes of one extdns change in `zone`.
+    /// The Route53 changes of one extdns change in `zone`. An update planned from a read (`read` is
+    /// `Some`) is a DELETE of the set as read, or as extdns wrote it since, and a CREATE, in one batch,
+    /// never an UPSERT: the read may be an hour old (`--provider-reread-interval`), and if another owner
+    /// took the name over meanwhile Route53 refuses the DELETE, which no longer matches, instead of an
+    /// UPSERT handing the name back to us. The refused unit fails the sync, and the controller reads the
+    /// zones again before it plans next. Without a read (the webhook server's apply), the old set is not
+    /// known byte for byte, so the update is an UPSERT, as external-dns sends it.
     fn changes_for(&self, read: Option<&ReadZones>, zone: &Zone, change: &Change, out: &mut Vec<xml::Change>) {
         let cx = records::WriteContext {
             evaluate_target_health: self.config.evaluate_target_health,
@@ -230,7 +238,7 @@ impl AwsProvider {
         match change {
             Change::Create(ep) => push(Action::Create, records::record_set(ep, &cx)),
             Change::Delete(ep) => push(Action::Delete, as_read(ep)),
-            Change::Update { old, new } if records::needs_delete_create(old, new) => {
+            Change::Update { old, new } if read.is_some() || records::needs_delete_create(old, new) => {
                 push(Action::Delete, as_read(old));
                 push(Action::Create, records::record_set(new, &cx));
             }

@@ -14,6 +14,7 @@ fn config(url: &str) -> AwsConfig {
     c.api.requests = AwsConfig::account_rate(1000.0);
     c.api.calls.backoff.initial = Duration::from_millis(10);
     c.api.calls.backoff.max = Duration::from_millis(50);
+    c.api.calls.backoff.throttled_for = Duration::from_millis(500);
     c
 }
 
@@ -156,6 +157,52 @@ async fn deletes_send_the_record_set_exactly_as_it_was_read() {
     assert!(fake.sets(&zone).is_empty(), "{:?}", fake.sets(&zone));
 }
 
+/// The values of `name`'s A record set in the fake.
+fn a_values(fake: &Fake, zone: &str, name: &str) -> Vec<String> {
+    let set = fake.find(zone, name, "A");
+    let values = set
+        .and_then(|s| s.resource_records)
+        .map(|r| r.items)
+        .unwrap_or_default();
+    values.into_iter().map(|v| v.value).collect()
+}
+
+#[tokio::test]
+async fn an_update_planned_from_a_read_never_overwrites_a_set_changed_since() {
+    let (fake, zone, p) = example_com([set("web.example.com", "A", 60, &["192.0.2.1"])]).await;
+    let web = |read: &extdns_provider::Records| {
+        let found = read
+            .endpoints
+            .iter()
+            .find(|e| e.dns_name == "web.example.com" && e.record_type == RecordType::A);
+        found.cloned().expect("web.example.com read")
+    };
+    let read = p.records().await.expect("read");
+    let old = web(&read);
+    let new = a("web.example.com", "192.0.2.2");
+
+    // Another owner takes the name over after the read (an hour-old cache, or a race within a sync).
+    fake.put(&zone, set("web.example.com", "A", 60, &["198.51.100.7"]));
+    let update = [Change::update(old, new.clone())];
+    let units: Vec<Unit<'_>> = update.iter().map(Unit::new).collect();
+    let named = failures(p.apply(&read.state, &units).await);
+    assert!(named[0].contains("do not match"), "{named:?}");
+    assert_eq!(
+        a_values(&fake, &zone, "web.example.com"),
+        ["198.51.100.7"],
+        "the other owner's set stands"
+    );
+
+    // Planned again from a new read, the update lands: a DELETE of the set read and a CREATE, one batch.
+    fake.lock().applied_batches.clear();
+    let read = p.records().await.expect("read again");
+    let update = [Change::update(web(&read), new)];
+    let units: Vec<Unit<'_>> = update.iter().map(Unit::new).collect();
+    p.apply(&read.state, &units).await.expect("the update matches the read");
+    assert_eq!(a_values(&fake, &zone, "web.example.com"), ["192.0.2.2"]);
+    assert_eq!(fake.lock().applied_batches, [2]);
+}
+
 #[tokio::test]
 async fn record_pages_continue_at_the_next_set_identifier() {
     let (fake, zone, p) = example_com([]).await;
@@ -237,18 +284,21 @@ async fn batches_respect_the_change_byte_and_value_limits() {
 }
 
 #[tokio::test]
-async fn throttling_is_retried_with_backoff_then_reported_as_transient() {
+async fn throttling_is_waited_out_without_spending_the_retries_then_reported_as_transient() {
     let (fake, _, p) = example_com([]).await;
-    fake.lock().faults.throttle_next = 3;
-    let eps = p.records().await.expect("records after three throttled calls");
+    // More throttled answers than the call's four attempts: they are no attempts, so all are waited out.
+    fake.lock().faults.throttle_next = 8;
+    let eps = p.records().await.expect("records after eight throttled calls");
     assert!(eps.endpoints.iter().any(|e| e.record_type == RecordType::Ns));
+    assert_eq!(fake.lock().requests.throttled(), 8);
 
-    fake.lock().faults.throttle_next = 100;
-    let err = p.records().await.expect_err("still throttled after the retries");
+    // Throttled for longer than the configuration's 500 ms: given up, as a transient error.
+    fake.lock().faults.throttle_next = 100_000;
+    let err = p.records().await.expect_err("still throttled after throttled_for");
     assert!(err.is_transient(), "{err}");
     assert!(err.to_string().contains("Throttling"), "{err}");
-    // One call and three retries.
-    assert_eq!(100 - fake.lock().faults.throttle_next, 4);
+    let sent = 100_000 - fake.lock().faults.throttle_next;
+    assert!(sent > 4, "more than the attempts, at the backoff's 50 ms cap: {sent}");
 }
 
 #[tokio::test]

@@ -30,12 +30,14 @@ mod records;
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Unit};
-use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
+use extdns_provider::{CallError, ChangeFailure, FailureKind, IndexedProvider, ProviderError, zone};
+use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::Mutex;
 
 pub use api::ApiError;
@@ -49,6 +51,12 @@ pub use credentials::{
 pub use records::{DEFAULT_TTL, METADATA_KEYS, METADATA_PREFIX, TAGS, TXT_CHUNK, split_txt};
 
 use api::{Api, Precondition};
+
+/// Record sets written at once ([`IndexedProvider::write`]). Azure takes one record set a request, so a
+/// first sync of thousands lasts as many round trips when they are sent one by one; eight overlapping
+/// ones take what latency would leave unused of the subscription's budget, and the shared pacer still
+/// holds every request to the subscription's rate.
+const IN_FLIGHT: usize = 8;
 
 /// Why a name Azure refused once is refused again without asking.
 const REFUSED_BEFORE: &str = "Azure refused this name when extdns wrote it before";
@@ -258,6 +266,97 @@ impl AzureProvider {
 }
 
 impl AzureProvider {
+    /// Write the units of one phase at most [`IN_FLIGHT`] at a time, a new one started as soon as any
+    /// finishes; their outcomes in the units' order, so failures are reported alike whatever the timing.
+    async fn write_phase(&self, read: &ReadZones, phase: &[Unit<'_>], stop: &AtomicBool) -> Vec<Outcome> {
+        let mut waiting = phase.iter().enumerate();
+        let mut running = FuturesUnordered::new();
+        let mut outcomes = Vec::with_capacity(phase.len());
+        loop {
+            while running.len() < IN_FLIGHT {
+                let Some((i, unit)) = waiting.next() else { break };
+                running.push(async move { (i, self.write_unit(read, unit, stop).await) });
+            }
+            match running.next().await {
+                Some(done) => outcomes.push(done),
+                None => break,
+            }
+        }
+        outcomes.sort_by_key(|(i, _)| *i);
+        outcomes.into_iter().map(|(_, outcome)| outcome).collect()
+    }
+
+    /// Write one unit's changes in order (see [`IndexedProvider::write`]), unless `stop` was set by
+    /// another unit's transient or authentication failure before it started; sets `stop` on its own.
+    async fn write_unit(&self, read: &ReadZones, unit: &Unit<'_>, stop: &AtomicBool) -> Outcome {
+        if stop.load(Ordering::Relaxed) {
+            return Outcome::NotStarted;
+        }
+        let kind = self.config.kind;
+        let provider = match kind {
+            Kind::Public => "Azure DNS",
+            Kind::Private => "Azure Private DNS",
+        };
+        let supported = |t: &RecordType| records::supported(kind, t);
+        let zone_for = |name: &str| zone::closest(&read.zones, name, |z| &z.name);
+        let zone = match zone::of_unit(unit, provider, supported, zone_for) {
+            Ok(z) => &read.zones[z],
+            Err(refusal) => {
+                tracing::warn!(record = %unit.record_name(), reason = %refusal, "change refused");
+                return Outcome::Failed(unit.refused(refusal.to_string()));
+            }
+        };
+        // The record first, then its ownership record: an ownership record written first would claim a
+        // record set someone else holds when the record's own write is refused. A created record whose
+        // ownership record fails is undone, so the two land together or not at all.
+        let mut created: Option<(&Endpoint, Option<String>)> = None;
+        for change in unit.changes() {
+            let written = self.write(read, zone, change).await;
+            if written.is_err()
+                && let Some((ep, etag)) = created.take()
+            {
+                // The read forgets it only once it is gone: a record set left in place keeps its ETag.
+                if self.undo(zone, ep, etag.as_deref()).await {
+                    read.forget(zone, ep);
+                }
+            }
+            let reason = match written {
+                Ok(etag) => {
+                    read.wrote(zone, change, etag.clone());
+                    if std::ptr::eq(change, unit.change)
+                        && let Change::Create(ep) = change
+                    {
+                        created = Some((ep, etag));
+                    }
+                    continue;
+                }
+                Err(Written::Invalid(reason)) => unit.refused(reason),
+                Err(Written::Api(e)) if e.status() == Some(412) => unit.refused(format!(
+                    "{} {}: the record set changed in Azure since it was read (ETag); left alone, read again \
+                     and planned again on the next sync",
+                    change.action(),
+                    change.endpoint().record_type
+                )),
+                Err(Written::Api(e)) if e.kind().is_transient() || e.kind() == FailureKind::Auth => {
+                    // Retrying cannot help within this sync: stop, and plan again from a new read.
+                    stop.store(true, Ordering::Relaxed);
+                    let what = format!("writing {} in zone {}", unit.record_name(), zone.name);
+                    return Outcome::Stopped(ProviderError::from_call(what, e));
+                }
+                Err(Written::Api(e)) => {
+                    if e.status() == Some(400) && !std::ptr::eq(change, unit.change) {
+                        self.remember_refused(&change.endpoint().dns_name);
+                    }
+                    unit.failure(e.kind(), format!("{}: {e}", change.action()))
+                }
+            };
+            tracing::warn!(record = %unit.record_name(), zone = %zone.name, reason = %reason.reason.message, "change not applied");
+            return Outcome::Failed(reason);
+        }
+        tracing::debug!(record = %unit.record_name(), zone = %zone.name, "written");
+        Outcome::Written
+    }
+
     /// Remember that Azure refused the ownership record `name`: it will refuse it again.
     fn remember_refused(&self, name: &str) {
         let mut names = self.refused_names.lock().unwrap_or_else(|p| p.into_inner());
@@ -270,6 +369,18 @@ impl AzureProvider {
         let names = self.refused_names.lock().unwrap_or_else(|p| p.into_inner());
         !names.is_empty() && names.contains(&name.to_ascii_lowercase())
     }
+}
+
+/// How one unit's writes ended.
+enum Outcome {
+    /// Every change landed.
+    Written,
+    /// Not started: another unit's failure stopped the sync first.
+    NotStarted,
+    /// Refused, or failed for this unit alone: the others go on.
+    Failed(ChangeFailure),
+    /// A transient or authentication failure: no further unit starts, and the sync fails with it.
+    Stopped(ProviderError),
 }
 
 /// Why one write did not happen.
@@ -345,77 +456,33 @@ impl IndexedProvider for AzureProvider {
         ))
     }
 
+    /// Units are written [`IN_FLIGHT`] at a time, phase by phase (deletes, which free names, then
+    /// updates, then creates), each unit's own writes one after the other in their order. Every request
+    /// still waits for the subscription's pacer, so overlapping them shortens a sync's round trips
+    /// without passing the rate. A transient or authentication failure starts no further unit: the ones
+    /// already in flight finish, and the sync stops to plan again from a new read.
     async fn write(&self, read: &ReadZones, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let kind = self.config.kind;
-        let mut failures = Failures::default();
         let mut ordered = units.to_vec();
         batch::sort_for_apply(&mut ordered);
-        let provider = match kind {
-            Kind::Public => "Azure DNS",
-            Kind::Private => "Azure Private DNS",
-        };
-        'units: for unit in ordered {
-            let supported = |t: &RecordType| records::supported(kind, t);
-            let zone_for = |name: &str| zone::closest(&read.zones, name, |z| &z.name);
-            let z = match zone::of_unit(&unit, provider, supported, zone_for) {
-                Ok(z) => z,
-                Err(refusal) => {
-                    failures.refuse(&unit, refusal);
-                    continue;
-                }
-            };
-            let zone = &read.zones[z];
-            // The record first, then its ownership record: an ownership record written first would claim a
-            // record set someone else holds when the record's own write is refused. A created record whose
-            // ownership record fails is undone, so the two land together or not at all.
-            let mut created: Option<(&Endpoint, Option<String>)> = None;
-            for change in unit.changes() {
-                let written = self.write(read, zone, change).await;
-                if written.is_err()
-                    && let Some((ep, etag)) = created.take()
-                {
-                    // The read forgets it only once it is gone: a record set left in place keeps its ETag.
-                    if self.undo(zone, ep, etag.as_deref()).await {
-                        read.forget(zone, ep);
+        let stop = AtomicBool::new(false);
+        let mut failures = Failures::default();
+        let mut stopped = None;
+        for phase in ordered.chunk_by(|a, b| a.change.apply_order() == b.change.apply_order()) {
+            for outcome in self.write_phase(read, phase, &stop).await {
+                match outcome {
+                    Outcome::Written | Outcome::NotStarted => {}
+                    Outcome::Failed(failure) => failures.push(failure),
+                    Outcome::Stopped(e) => {
+                        stopped.get_or_insert(e);
                     }
                 }
-                let reason = match written {
-                    Ok(etag) => {
-                        read.wrote(zone, change, etag.clone());
-                        if std::ptr::eq(change, unit.change)
-                            && let Change::Create(ep) = change
-                        {
-                            created = Some((ep, etag));
-                        }
-                        continue;
-                    }
-                    Err(Written::Invalid(reason)) => unit.refused(reason),
-                    Err(Written::Api(e)) if e.status() == Some(412) => unit.refused(format!(
-                        "{} {}: the record set changed in Azure since it was read (ETag); left alone, read again \
-                         and planned again on the next sync",
-                        change.action(),
-                        change.endpoint().record_type
-                    )),
-                    Err(Written::Api(e)) if e.kind().is_transient() || e.kind() == FailureKind::Auth => {
-                        // Retrying cannot help within this sync: stop, and plan again from a new read.
-                        if let Err(ProviderError::Partial { failures }) = failures.into_result() {
-                            tracing::warn!(failed = failures.len(), "changes failed before the provider stopped");
-                        }
-                        let what = format!("writing {} in zone {}", unit.record_name(), zone.name);
-                        return Err(ProviderError::from_call(what, e));
-                    }
-                    Err(Written::Api(e)) => {
-                        if e.status() == Some(400) && !std::ptr::eq(change, unit.change) {
-                            self.remember_refused(&change.endpoint().dns_name);
-                        }
-                        unit.failure(e.kind(), format!("{}: {e}", change.action()))
-                    }
-                };
-                tracing::warn!(record = %unit.record_name(), zone = %zone.name, reason = %reason.reason.message, "change not applied");
-                failures.push(reason);
-                continue 'units;
             }
-            tracing::debug!(record = %unit.record_name(), zone = %zone.name, "written");
+            if let Some(e) = stopped {
+                if let Err(ProviderError::Partial { failures }) = failures.into_result() {
+                    tracing::warn!(failed = failures.len(), "changes failed before the provider stopped");
+                }
+                return Err(e);
+            }
         }
         failures.into_result()
     }

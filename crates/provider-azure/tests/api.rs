@@ -15,6 +15,7 @@ fn fast() -> Backoff {
         initial: Duration::from_millis(5),
         max: Duration::from_millis(200),
         max_attempts: 8,
+        throttled_for: Duration::from_millis(500),
         ..Backoff::default()
     }
 }
@@ -312,7 +313,9 @@ async fn a_refused_put_is_named_and_the_others_land_through_a_429_storm() {
 async fn an_endless_429_is_a_transient_error_and_nothing_is_reported_written() {
     let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
     let p = provider(&fake, Kind::Public);
+    // Each 429 asks for 100 ms: the call waits them out for its 500 ms, then gives up.
     fake.state().faults.throttle_next = 1000;
+    fake.state().faults.retry_after = Duration::from_millis(100);
     let changes = vec![Change::Create(Endpoint::new(
         "a.example.org",
         RecordType::A,
@@ -387,6 +390,52 @@ async fn a_record_goes_before_its_ownership_record_and_is_undone_when_that_fails
         "{deletes:?}"
     );
     assert!(deletes.iter().all(|d| d.contains("api-version=2018-05-01")));
+}
+
+#[tokio::test]
+async fn record_sets_are_written_eight_at_a_time_each_record_before_its_ownership_record() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let p = provider(&fake, Kind::Public);
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    // Every answer takes at least this long, so requests sent one after another arrive at least this far
+    // apart, and more of them within it can only be overlapping ones.
+    let latency = Duration::from_millis(100);
+    fake.state().faults.latency = latency;
+    fake.state().requests.clear();
+    let n = 24;
+    let changes: Vec<Change> = (0..n)
+        .flat_map(|i| {
+            let record = Endpoint::new(&format!("s{i}.example.org"), RecordType::A, ["192.0.2.1"]);
+            let owner = Endpoint::new(&format!("a-s{i}.example.org"), RecordType::Txt, ["\"owned\""]);
+            [Change::Create(record), Change::Create(owner)]
+        })
+        .collect();
+    let units: Vec<Unit<'_>> = changes
+        .chunks(2)
+        .map(|pair| Unit::with_ownership(&pair[0], &pair[1]))
+        .collect();
+    p.apply(&read.state, &units).await.unwrap_or_else(|e| panic!("{e}"));
+
+    let s = fake.state();
+    assert_eq!(s.requests.writes(), 2 * n, "each record set written once");
+    let account = azure_fake::SUBSCRIPTION.to_ascii_lowercase();
+    let overlapping = s.requests.most_in_window(&account, latency);
+    assert!(
+        (2..=8).contains(&overlapping),
+        "{overlapping} requests in flight at once, 2 to 8 expected"
+    );
+    // A unit's ownership record is sent once its record is answered: it arrived a latency later at least.
+    let put_at = |name: &str| {
+        let found = s.requests.iter().find(|r| r.method == "PUT" && r.path.ends_with(name));
+        found.map(|r| r.at).unwrap_or_else(|| panic!("{name} written"))
+    };
+    for i in 0..n {
+        let (record, owner) = (put_at(&format!("/A/s{i}")), put_at(&format!("/TXT/a-s{i}")));
+        assert!(
+            owner >= record + latency,
+            "s{i}'s ownership record went before its record was answered"
+        );
+    }
 }
 
 #[tokio::test]

@@ -33,13 +33,13 @@ pub enum ApiError {
     /// No answer: connection refused, timeout, TLS failure.
     #[error(transparent)]
     Unreachable(#[from] Unreachable),
-    /// Answered 429 on every attempt the backoff allows.
-    #[error("Cloudflare API rate limit exceeded ({url}; {attempts} attempts at most)")]
+    /// Answered 429 for as long as the backoff waits out throttles.
+    #[error("Cloudflare API rate limit exceeded ({url}; throttles waited out for {waited:?} at most)")]
     RateLimited {
         /// The URL called.
         url: String,
-        /// How many times it was tried.
-        attempts: u32,
+        /// The longest a call waits out 429s ([`Backoff::throttled_for`](extdns_provider::Backoff)).
+        waited: Duration,
         /// The wait the last answer asked for, when it said.
         retry_after: Option<Duration>,
     },
@@ -326,7 +326,7 @@ impl Api {
             return Err(self
                 .held(ApiError::RateLimited {
                     url: url.to_string(),
-                    attempts: self.client.backoff().max_attempts.max(1),
+                    waited: self.client.backoff().throttled_for,
                     retry_after: answer.retry_after,
                 })
                 .await);
@@ -433,7 +433,8 @@ mod tests {
         });
         let mut config = CloudflareConfig::new(Auth::Token("t".into()));
         config.base_url = server.url.clone();
-        config.api.calls.backoff.max_attempts = 1;
+        // A throttle is no attempt: waiting out the 30 s asked would pass the 10 s it may, so it gives up.
+        config.api.calls.backoff.throttled_for = Duration::from_secs(10);
         let api = Api::new(&config).unwrap_or_else(|e| panic!("{e}"));
         let err = api.zones().await.err();
         assert!(

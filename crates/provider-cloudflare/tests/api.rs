@@ -25,6 +25,7 @@ fn provider_with(fake: &FakeCloudflare, f: impl FnOnce(&mut CloudflareConfig)) -
     c.api.calls.backoff = Backoff {
         initial: Duration::from_millis(1),
         max: Duration::from_millis(5),
+        throttled_for: Duration::from_millis(500),
         ..Backoff::default()
     };
     f(&mut c);
@@ -201,8 +202,15 @@ async fn rate_limits_are_waited_out() {
     .await;
     assert_eq!(cf.state().requests.throttled(), 3);
     assert_eq!(cf.lines(), vec!["web.example.org A 192.0.2.1 proxied=false ttl=1"]);
-    // More 429s than attempts: a transient error, so the next sync retries.
+    // More 429s than attempts are waited out too: a throttle is no attempt.
+    cf.state().faults.throttle_next = 10;
+    let read = p.records().await;
+    assert!(read.is_ok(), "{read:?}");
+    assert_eq!(cf.state().requests.throttled(), 13);
+    // A 429 asking for longer than the call waits out throttles (500 ms here): a transient error, so
+    // the next sync retries.
     cf.state().faults.throttle_next = 100;
+    cf.state().faults.retry_after = Duration::from_secs(1);
     let err = p.records().await;
     assert!(err.as_ref().is_err_and(ProviderError::is_transient), "{err:?}");
 }

@@ -23,6 +23,7 @@ fn fast(mut config: GoogleConfig, fake: &FakeGoogle) -> GoogleConfig {
         multiplier: 2.0,
         jitter: 0.5,
         max_attempts: 5,
+        throttled_for: Duration::from_millis(500),
     };
     config
 }
@@ -399,11 +400,17 @@ async fn rate_limits_are_retried_with_backoff() {
     let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(lines(&read.endpoints), ["web.example.org A 300 192.0.2.1"]);
     assert_eq!(fake.state().requests.throttled(), 3);
-    fake.state().faults.throttle_next = 100;
+    // More 429s than the five attempts: no attempts, so waited out too.
+    fake.state().faults.throttle_next = 8;
+    let read = p.records().await;
+    assert!(read.is_ok(), "{read:?}");
+    assert_eq!(fake.state().requests.throttled(), 11);
+    // Throttled for longer than the 500 ms the call waits out throttles: a transient error.
+    fake.state().faults.throttle_next = 100_000;
     let err = p.records().await;
     assert!(
         matches!(&err, Err(e) if e.is_transient()),
-        "retries run out: transient, {err:?}"
+        "throttled past throttled_for: transient, {err:?}"
     );
 }
 

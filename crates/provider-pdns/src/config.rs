@@ -70,6 +70,7 @@ impl PdnsConfig {
                     multiplier: 2.0,
                     jitter: 0.5,
                     max_attempts: 3,
+                    throttled_for: extdns_provider::backoff::DEFAULT_THROTTLED_FOR,
                 },
                 ..CallSettings::default()
             },

@@ -351,12 +351,19 @@ async fn rate_limits_and_server_errors_are_retried_then_reported_as_transient() 
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(calls.load(Ordering::SeqCst), 3);
 
-    // Rate limited every time: three attempts, then a transient error naming the status and PowerDNS's text.
+    // Rate limited ten times: a throttle is no attempt, so all ten are waited out (each asked for 0 s).
     let (url, calls) = fake(vec![429; 10]).await;
     let p = provider_with(&url, "k", &[]);
     let r = p.records().await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 11);
+
+    // Failing every time: three attempts, then a transient error naming the status and PowerDNS's text.
+    let (url, calls) = fake(vec![500; 10]).await;
+    let p = provider_with(&url, "k", &[]);
+    let r = p.records().await;
     assert!(
-        matches!(&r, Err(e) if e.is_transient() && e.to_string().contains("429") && e.to_string().contains("slow down")),
+        matches!(&r, Err(e) if e.is_transient() && e.to_string().contains("500") && e.to_string().contains("slow down")),
         "{r:?}"
     );
     assert_eq!(calls.load(Ordering::SeqCst), 3);

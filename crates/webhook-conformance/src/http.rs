@@ -17,6 +17,7 @@ const NEGOTIATE: Backoff = Backoff {
     multiplier: 2.0,
     jitter: 0.0,
     max_attempts: 5,
+    throttled_for: extdns_provider::backoff::DEFAULT_THROTTLED_FOR,
 };
 
 pub(crate) struct Client {
