@@ -14,7 +14,7 @@
 
 use extdns_endpoint::{Endpoint, RecordType, Target, suitable_type};
 use extdns_informer::view::Pod;
-use extdns_informer::{ClusterStore, ObjectKey};
+use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::{kops, split_list};
 
 use crate::PodSourceConfig;
@@ -95,6 +95,11 @@ fn at_node(
 ) -> Result<(), String> {
     if names.is_empty() {
         return Ok(());
+    }
+    if let Some(why) = cluster.unavailable(ResourceKind::Node) {
+        return Err(format!(
+            "its hostname names need its Node's addresses; Nodes unavailable: {why}"
+        ));
     }
     let Some(node) = pod.node_name.as_deref().and_then(|n| cluster.node(n)) else {
         tracing::debug!(%object, node = pod.node_name.as_deref().unwrap_or_default(), "its Node is not known; its hostname names wait for it");

@@ -56,7 +56,7 @@ use extdns_endpoint::{Endpoint, Target, merge_endpoints};
 use extdns_informer::view::Pod;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::template::{FqdnTemplate, TargetPair, target_pairs};
-use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
+use extdns_source::{Evaluation, Failures, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 use crate::records::Records;
 
@@ -147,6 +147,11 @@ impl PodSource {
     /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits).
     pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
         let kind = ResourceKind::Pod;
+        if let Some(why) = cluster.unavailable(kind) {
+            let mut failed = Failures::new();
+            failed.insert_kind(kind, format!("{kind} unavailable: {why}"));
+            return Evaluation::new(Vec::new(), failed);
+        }
         let pods: Vec<Arc<Pod>> = match objects.of_kind(kind) {
             None => cluster.all_pods(),
             Some(keys) => keys.filter_map(|k| cluster.pod(&k.namespace, &k.name)).collect(),
@@ -239,6 +244,12 @@ impl Source for PodSource {
     /// Every Pod in scope, not only those Services select.
     fn reads_whole(&self) -> Vec<ResourceKind> {
         vec![ResourceKind::Pod]
+    }
+
+    /// Nodes that cannot be listed (a namespaced install without access to them) fail only the Pods whose
+    /// names point at their Node's addresses; Pods that cannot be listed fail the kind.
+    fn degrades_per_object(&self) -> bool {
+        true
     }
 
     async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {

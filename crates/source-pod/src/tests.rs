@@ -569,3 +569,30 @@ fn the_source_reads_every_pod_and_the_nodes() {
     assert_eq!(src.watched_kinds(), [ResourceKind::Pod, ResourceKind::Node]);
     assert_eq!(src.reads_whole(), [ResourceKind::Pod]);
 }
+
+#[test]
+fn without_access_to_nodes_only_the_pods_that_need_their_node_fail() {
+    let src = source(&none());
+    let pods = [
+        Fake::new("needs-node", "10.0.1.1").ann(ga("hostname"), "a.example.org"),
+        Fake::new("own-ip", "10.0.1.2").ann(ga("internal-hostname"), "b.example.org"),
+    ];
+    let store = store(&src, &pods, &[]);
+    store.set_unavailable(
+        ResourceKind::Node,
+        Some(extdns_informer::Unavailable {
+            reason: extdns_informer::UnavailableReason::Forbidden,
+            api_version: "v1".into(),
+            status: 403,
+            missing: "RBAC rule".into(),
+        }),
+    );
+    assert!(src.degrades_per_object());
+    let out = futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates");
+    let failed: Vec<String> = out.failed.iter().map(|(k, _)| k.to_string()).collect();
+    assert_eq!(failed, ["Pod kube-system/needs-node"]);
+    assert_eq!(
+        out.endpoints.iter().map(render).collect::<Vec<_>>(),
+        ["b.example.org A 10.0.1.2"]
+    );
+}
