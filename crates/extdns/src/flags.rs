@@ -236,6 +236,9 @@ pub struct Flags {
     /// extdns's own: objects from files instead of an API server.
     #[command(flatten)]
     pub offline: OfflineFlags,
+    /// The pod source.
+    #[command(flatten)]
+    pub pod: PodFlags,
 }
 
 // ------------------------------------------------------------------------------------------- Kubernetes
@@ -315,7 +318,7 @@ pub struct SourceFlags {
     /// A Go template producing targets: read only by sources extdns does not have; a value is refused.
     #[arg(long, value_name = "TEMPLATE", default_value = "")]
     pub target_template: String,
-    /// A Go template producing `hostname:target` pairs (service source).
+    /// A Go template producing `hostname:target` pairs (service, node and pod sources).
     #[arg(long, value_name = "TEMPLATE", default_value = "")]
     pub fqdn_target_template: String,
     /// Add the template hostnames to the annotation hostnames instead of using them only as a fallback.
@@ -412,10 +415,10 @@ pub struct ServiceFlags {
     /// With --events, also sync on EndpointSlice changes (extdns always does; accepted for compatibility).
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub listen_endpoint_events: bool,
-    /// Also use nodes' IPv6 InternalIP addresses.
+    /// Also use nodes' IPv6 InternalIP addresses (the node source, NodePort Services).
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub expose_internal_ipv6: bool,
-    /// Skip unschedulable nodes (NodePort targets).
+    /// Skip unschedulable nodes (the node source, NodePort targets).
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "true")]
     pub exclude_unschedulable: bool,
 }
@@ -467,6 +470,20 @@ pub struct IngressFlags {
     /// Do not publish the hosts of `spec.rules`.
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub ignore_ingress_rules_spec: bool,
+}
+
+// ------------------------------------------------------------------------------------------ Pod source
+
+/// The pod source's flags.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Pod source")]
+pub struct PodFlags {
+    /// Publish the annotations' names only of Pods on the host network.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub ignore_non_host_network_pods: bool,
+    /// Also publish every Pod as `<name>.<domain>` at its IP.
+    #[arg(long, value_name = "DOMAIN", default_value = "")]
+    pub pod_source_domain: String,
 }
 
 // ------------------------------------------------------------------------------------------- Providers

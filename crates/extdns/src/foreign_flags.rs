@@ -10,12 +10,10 @@ const OWNERS: &[(&str, &str)] = &[
     ("exoscale", "the exoscale provider"),
     ("gloo-namespace", "the gloo-proxy source"),
     ("godaddy", "the godaddy provider"),
-    ("ignore-non-host-network-pods", "the pod source"),
     ("ns1", "the ns1 provider"),
     ("oci", "the oci provider"),
     ("openshift-router-name", "the openshift-route source"),
     ("ovh", "the ovh provider"),
-    ("pod-source-domain", "the pod source"),
     ("skipper-routegroup-groupversion", "the skipper-routegroup source"),
     ("traefik", "the traefik-proxy source"),
     ("unstructured-resource", "the unstructured source"),
@@ -81,7 +79,12 @@ mod tests {
             None,
             "the azure providers' flags are extdns's"
         );
-        assert!(err(&["extdns", "--pod-source-domain=x"]).is_some_and(|e| e.contains("pod source")));
+        assert!(err(&["extdns", "--gloo-namespace=x"]).is_some_and(|e| e.contains("gloo-proxy source")));
+        assert_eq!(
+            err(&["extdns", "--pod-source-domain=x"]),
+            None,
+            "the pod source's flags are extdns's"
+        );
     }
 
     #[test]

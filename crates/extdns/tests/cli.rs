@@ -364,8 +364,8 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
         "error: --ignore-hostname-annotation requires at least one --fqdn-template"
     );
     assert_eq!(
-        one_line_error(&["--source=service", "--source=node", "--provider=inmemory"])?,
-        "error: source node is not supported by extdns yet"
+        one_line_error(&["--source=service", "--source=unstructured", "--provider=inmemory"])?,
+        "error: source unstructured is not supported by extdns yet"
     );
     assert_eq!(
         inmemory_error(&["--txt-prefix=a", "--txt-suffix=b"])?,

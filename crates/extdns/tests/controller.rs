@@ -314,7 +314,7 @@ async fn a_source_error_deletes_nothing() -> Result<(), Error> {
     let mut sources = build_sources(&f.sources, default_resolver(&f.sources)?);
     sources.push(Box::new(FailingSource));
     let pipeline = Pipeline::new(sources, f.sources.pipeline.clone());
-    let cluster = build_cluster(&f, &pipeline.watched_kinds()).await?;
+    let cluster = build_cluster(&f, &pipeline).await?;
     let metrics = Arc::new(Metrics::new("test", "test"));
     let controller = controller_with_pipeline(&f, pipeline, cluster, as_provider(&provider), metrics)?;
     let result = controller.run_once().await;

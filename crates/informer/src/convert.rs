@@ -244,6 +244,8 @@ pub fn pod(p: &core::Pod, prefixes: &PodAnnotationPrefixes, interner: &Interner)
             .and_then(|s| s.conditions.as_ref())
             .is_some_and(|c| condition_ready(c)),
         terminating: m.deletion_timestamp.is_some(),
+        host_network: spec.and_then(|s| s.host_network).unwrap_or(false),
+        template_fields: None,
     }
 }
 
@@ -277,6 +279,7 @@ impl From<&core::Node> for Node {
                 })
                 .collect_exact(),
             unschedulable: n.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
+            template_fields: None,
         }
     }
 }

@@ -61,6 +61,11 @@ pub struct LiveOptions {
     /// Kinds watched at a configured resource instead of the table's (DNSEndpoints of
     /// `--crd-source-apiversion`/`--crd-source-kind`).
     pub overrides: KindOverrides,
+    /// Kinds the table keeps on demand that an enabled source reads whole (the pod source reads every Pod
+    /// of `--namespace`, not only those Services select): these are watched and kept whole, whatever
+    /// [`pods_on_demand`](Self::pods_on_demand) says. Filled from what the sources declare
+    /// (`Source::reads_whole` in extdns-source), never by kind name.
+    pub read_whole: BTreeSet<ResourceKind>,
 }
 
 /// Why the live view could not start or sync.
@@ -614,9 +619,9 @@ impl Inner {
 
     fn with_api(mut self, client: Client, runtime: Handle) -> Self {
         self.api = Some(ApiAccess { client, runtime });
+        let demand = self.on_demand();
         let watched = self.unsynced.get_mut().unwrap_or_else(|e| e.into_inner());
-        self.follows_demand = self.opts.pods_on_demand
-            && kinds::demand().is_some_and(|d| watched.contains(&d.kept) && watched.contains(&d.selected_by));
+        self.follows_demand = demand.is_some_and(|d| watched.contains(&d.kept) && watched.contains(&d.selected_by));
         self
     }
 
@@ -800,9 +805,10 @@ impl Inner {
 
     // Pods on demand: the bookkeeping is crate::pod_demand's, what the view does with it is here.
 
-    /// The demand of the kind table, when the view keeps on demand.
+    /// The demand of the kind table, when the view keeps on demand: asked to, and no source reads the kept
+    /// kind whole.
     fn on_demand(&self) -> Option<Demand> {
-        kinds::demand().filter(|_| self.opts.pods_on_demand)
+        kinds::demand().filter(|d| self.opts.pods_on_demand && !self.opts.read_whole.contains(&d.kept))
     }
 
     /// The label selector the kept kind is listed with: `labels` (a demand's) and the configured one.
@@ -1029,7 +1035,7 @@ impl Inner {
                 seen.insert((ns.clone(), name.into()));
             }
         }
-        if changed && kind == d.selected_by && self.opts.pods_on_demand {
+        if changed && kind == d.selected_by && self.on_demand().is_some() {
             self.selector_changed(d, ns, name);
         }
     }

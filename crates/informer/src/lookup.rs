@@ -40,6 +40,11 @@ impl ClusterStore {
             .unwrap_or_default()
     }
 
+    /// Every stored Pod, of every namespace (the pod source reads them all).
+    pub fn all_pods(&self) -> Vec<Arc<Pod>> {
+        self.all(ResourceKind::Pod)
+    }
+
     /// One Pod by name, for a slice endpoint's `targetRef`.
     pub fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
         self.index::<Pod>(ResourceKind::Pod)?.get(namespace, name)

@@ -76,6 +76,9 @@ impl Item for Pod {
     fn labels(&self) -> Option<&StrMap> {
         Some(&self.labels)
     }
+    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
+        Some(&mut self.template_fields)
+    }
 }
 
 impl Item for Node {
@@ -85,6 +88,9 @@ impl Item for Node {
     }
     fn name(&self) -> &str {
         &self.name
+    }
+    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
+        Some(&mut self.template_fields)
     }
 }
 
@@ -110,6 +116,56 @@ pub struct Meta {
     pub labels: StrMap,
     /// `metadata.annotations`, where the extdns annotations live.
     pub annotations: StrMap,
+}
+
+/// An object's identity and the metadata filters and templates read, borrowed from any view: most views
+/// keep a [`Meta`], while Nodes and Pods keep their fields apart (a Pod's strings are interned and sized for
+/// the store), and the filters and templates read all of them alike.
+#[derive(Debug, Clone, Copy)]
+pub struct MetaRef<'a> {
+    /// `metadata.name`.
+    pub name: &'a str,
+    /// `metadata.namespace`; empty for cluster-scoped kinds.
+    pub namespace: &'a str,
+    /// `metadata.labels`.
+    pub labels: &'a StrMap,
+    /// `metadata.annotations` (a Pod's only those it keeps).
+    pub annotations: &'a StrMap,
+}
+
+impl<'a> From<&'a Meta> for MetaRef<'a> {
+    fn from(m: &'a Meta) -> Self {
+        MetaRef {
+            name: &m.name,
+            namespace: &m.namespace,
+            labels: &m.labels,
+            annotations: &m.annotations,
+        }
+    }
+}
+
+impl Node {
+    /// Its metadata, as filters and templates read it.
+    pub fn meta(&self) -> MetaRef<'_> {
+        MetaRef {
+            name: &self.name,
+            namespace: "",
+            labels: &self.labels,
+            annotations: &self.annotations,
+        }
+    }
+}
+
+impl Pod {
+    /// Its metadata, as filters and templates read it (the annotations it keeps).
+    pub fn meta(&self) -> MetaRef<'_> {
+        MetaRef {
+            name: &self.name,
+            namespace: &self.namespace,
+            labels: &self.labels,
+            annotations: &self.annotations,
+        }
+    }
 }
 
 impl Meta {
@@ -242,6 +298,12 @@ pub struct Pod {
     pub ready: bool,
     /// `metadata.deletionTimestamp` is set (the Pod is terminating).
     pub terminating: bool,
+    /// `spec.hostNetwork`: the pod source's `--ignore-non-host-network-pods` publishes only these.
+    pub host_network: bool,
+    /// The fields `--fqdn-template` reads beyond the view, as JSON trimmed to those paths
+    /// ([`crate::TemplateFields`]); `None` without a template reading Pods, so only the pod source with a
+    /// template pays for it.
+    pub template_fields: Option<Box<str>>,
 }
 
 /// `status.phase`: only a Running Pod's addresses are published.
@@ -261,6 +323,18 @@ pub enum PodPhase {
 }
 
 impl PodPhase {
+    /// The phase as the API writes it; `Unknown` for an absent or unknown one (a template sees what the
+    /// view knows).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodPhase::Pending => "Pending",
+            PodPhase::Running => "Running",
+            PodPhase::Succeeded => "Succeeded",
+            PodPhase::Failed => "Failed",
+            PodPhase::Unknown => "Unknown",
+        }
+    }
+
     /// The phase a `status.phase` string names; anything unknown is `Unknown`.
     pub fn parse(s: &str) -> PodPhase {
         match s {
@@ -286,6 +360,9 @@ pub struct Node {
     pub addresses: Vec<NodeAddress>,
     /// `spec.unschedulable`.
     pub unschedulable: bool,
+    /// The fields `--fqdn-template` reads beyond the view, as JSON trimmed to those paths
+    /// ([`crate::TemplateFields`]).
+    pub template_fields: Option<Box<str>>,
 }
 
 /// One `status.addresses[]` entry.

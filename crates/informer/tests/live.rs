@@ -1118,6 +1118,39 @@ fn three_pods([db1_rv, db1_image]: [&str; 2], [web0_rv, web0_image]: [&str; 2]) 
     ]
 }
 
+/// A source that reads every Pod (the pod source) declares it: the Pods are then watched from the start,
+/// unselected, and every one is kept, whatever the Services select.
+#[tokio::test]
+async fn pods_a_source_reads_whole_are_watched_and_kept_whole_beside_the_demand() -> TestResult {
+    let fake = streaming_fake();
+    let pods = fake.serve("/api/v1/pods", "PodList", "v1", three_pods(["1", "1"], ["1", "1"]));
+    pods.release();
+    let services = fake.serve_core(
+        "services",
+        "ServiceList",
+        vec![headless("db", json!({"app": "db", "tier": "data"}))],
+    );
+    services.release();
+    let mut opts = LiveOptions::default();
+    opts.pods_on_demand = true;
+    opts.read_whole.insert(ResourceKind::Pod);
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod, ResourceKind::Service], opts)?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let store = cluster.store();
+    assert_eq!(
+        selectors_requested(&fake, "/api/v1/pods"),
+        [""],
+        "every Pod is asked for, by no selector"
+    );
+    for name in ["db-0", "db-1", "web-0"] {
+        assert!(
+            store.pod("default", name).is_some(),
+            "{name} is kept though no Service selects it"
+        );
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_services_are_listed() -> TestResult {
     let fake = streaming_fake();

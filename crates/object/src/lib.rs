@@ -369,9 +369,14 @@ impl ObjectKey {
     }
 
     /// The `resource` label external-dns writes for a record of this object: `service/default/web`,
-    /// `httproute/default/app`, `crd/default/records` (see [`ResourceKind::label_name`]).
+    /// `httproute/default/app`, `crd/default/records` (see [`ResourceKind::label_name`]); a cluster-scoped
+    /// object has no namespace part (`node/worker-1`, as external-dns's node source writes it).
     pub fn resource_label(&self) -> String {
-        format!("{}/{}/{}", self.kind.label_name(), self.namespace, self.name)
+        if self.kind.cluster_scoped() {
+            format!("{}/{}", self.kind.label_name(), self.name)
+        } else {
+            format!("{}/{}/{}", self.kind.label_name(), self.namespace, self.name)
+        }
     }
 
     /// How this key's [`resource_label`](Self::resource_label) sorts against `other`'s, without rendering
@@ -383,25 +388,30 @@ impl ObjectKey {
 
     /// The bytes of [`resource_label`](Self::resource_label), one at a time.
     fn label_bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        let namespace = (!self.kind.cluster_scoped()).then(|| self.namespace.bytes().chain(std::iter::once(b'/')));
         self.kind
             .label_spelling()
             .bytes()
             .map(|b| b.to_ascii_lowercase())
             .chain(std::iter::once(b'/'))
-            .chain(self.namespace.bytes())
-            .chain(std::iter::once(b'/'))
+            .chain(namespace.into_iter().flatten())
             .chain(self.name.bytes())
     }
 
     /// The object a `resource` label read from DNS names, if it names a kind extdns reads. Records other
     /// external-dns sources wrote (`istio-gateway/...`) name kinds it does not; so do labels of another shape.
     pub fn from_resource_label(label: &str) -> Option<ObjectKey> {
-        let mut parts = label.splitn(3, '/');
-        let (kind, namespace, name) = (parts.next()?, parts.next()?, parts.next()?);
+        let (kind, rest) = label.split_once('/')?;
+        let kind = ResourceKind::from_lowercase(kind)?;
+        let (namespace, name) = if kind.cluster_scoped() {
+            ("", rest)
+        } else {
+            rest.split_once('/')?
+        };
         if name.is_empty() {
             return None;
         }
-        Some(ObjectKey::new(ResourceKind::from_lowercase(kind)?, namespace, name))
+        Some(ObjectKey::new(kind, namespace, name))
     }
 }
 
@@ -489,9 +499,14 @@ mod tests {
     #[test]
     fn resource_labels_round_trip_for_every_kind_and_refuse_other_shapes() {
         for kind in ResourceKind::all() {
-            let key = ObjectKey::new(kind, "team-a", "web");
+            let namespace = if kind.cluster_scoped() { "" } else { "team-a" };
+            let key = ObjectKey::new(kind, namespace, "web");
             assert_eq!(ObjectKey::from_resource_label(&key.resource_label()), Some(key));
         }
+        // A cluster-scoped object's label has no namespace part, as external-dns writes it.
+        let node = ObjectKey::new(ResourceKind::Node, "", "worker-1");
+        assert_eq!(node.resource_label(), "node/worker-1");
+        assert_eq!(ObjectKey::from_resource_label("node/worker-1"), Some(node));
         assert_eq!(
             ObjectKey::from_resource_label("ingress/default/web"),
             Some(ObjectKey::new(ResourceKind::Ingress, "default", "web"))

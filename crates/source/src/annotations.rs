@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 pub use extdns_endpoint::go_duration::{DurationError, parse_nanos as parse_go_duration};
 use extdns_endpoint::{ProviderSpecific, Target, Ttl};
-use extdns_informer::view::Meta;
+use extdns_informer::view::MetaRef;
 use extdns_informer::{ObjectKey, ResourceKind, StrMap};
 
 /// The prefix external-dns 0.22 reads by default.
@@ -309,9 +309,10 @@ impl Annotations {
     /// object, both keys and both values: sources evaluate an object at every sync, and the warning is
     /// for the person who set the two values, once. Costs one pass over the object's annotations when
     /// two prefixes are read, nothing otherwise.
-    pub fn warn_conflicts(&self, kind: ResourceKind, meta: &Meta) {
-        for c in self.conflicts(&meta.annotations) {
-            let object = ObjectKey::new(kind, &meta.namespace, &meta.name);
+    pub fn warn_conflicts<'a>(&self, kind: ResourceKind, meta: impl Into<MetaRef<'a>>) {
+        let meta = meta.into();
+        for c in self.conflicts(meta.annotations) {
+            let object = ObjectKey::new(kind, meta.namespace, meta.name);
             let seen = format!(
                 "{object}\n{}\n{}\n{}\n{}",
                 c.used_key, c.used_value, c.ignored_key, c.ignored_value
@@ -471,7 +472,19 @@ pub fn legacy_cloudflare_property(name: &str) -> Option<&'static str> {
     (canonical != name).then_some(canonical)
 }
 
-fn split_list(v: &str) -> Vec<String> {
+/// kOps dns-controller's annotations, read with `--compatibility=kops-dns-controller` (by the service and
+/// pod sources), whatever `--annotation-prefix` says.
+pub mod kops {
+    /// Names published at the public addresses (a Service's load balancer, a Pod's Node).
+    pub const EXTERNAL: &str = "dns.alpha.kubernetes.io/external";
+    /// Names published at the internal addresses (a Service's cluster IP, a Pod's IP).
+    pub const INTERNAL: &str = "dns.alpha.kubernetes.io/internal";
+}
+
+/// A hostname annotation's value as external-dns's `SplitHostnameAnnotation` reads it: every space removed,
+/// then split on ','; empty items stay. Also for annotations outside the extdns prefixes (kOps's
+/// `dns.alpha.kubernetes.io/external` and `/internal`).
+pub fn split_list(v: &str) -> Vec<String> {
     if v.contains(' ') {
         v.replace(' ', "").split(',').map(str::to_string).collect()
     } else {

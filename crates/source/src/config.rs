@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use extdns_informer::ResourceKind;
-use extdns_informer::view::Meta;
+use extdns_informer::view::{Meta, MetaRef};
 
 use crate::annotations::Annotations;
 use crate::route::ProviderRoute;
@@ -44,15 +44,20 @@ impl SourceConfig {
     /// filters run). An object of `kind` whose annotations set one key under two read prefixes with
     /// different values is warned about here, where every source looks at every object it reads.
     pub fn admits(&self, kind: ResourceKind, meta: &Meta) -> bool {
+        self.admits_meta(kind, MetaRef::from(meta))
+    }
+
+    /// [`admits`](Self::admits) for views that keep their metadata apart (Nodes, Pods).
+    pub fn admits_meta(&self, kind: ResourceKind, meta: MetaRef<'_>) -> bool {
         if let Some(ns) = self.namespace.as_deref()
             && !ns.is_empty()
             && meta.namespace != ns
         {
             return false;
         }
-        let a = &meta.annotations;
+        let a = meta.annotations;
         if let Some(route) = &self.route
-            && !route.admits(&self.annotations, &meta.namespace, a)
+            && !route.admits(&self.annotations, meta.namespace, a)
         {
             // It belongs to another provider: not a warning.
             tracing::debug!(%kind, namespace = %meta.namespace, name = %meta.name, "routed to another provider");
@@ -61,7 +66,7 @@ impl SourceConfig {
         let admitted = self
             .annotation_filter
             .matches_by(|key| self.annotations.filter_value(a, key))
-            && self.label_filter.matches(&meta.labels)
+            && self.label_filter.matches(meta.labels)
             && self.annotations.controller_allows(a);
         if admitted {
             self.annotations.warn_conflicts(kind, meta);

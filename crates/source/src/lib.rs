@@ -57,6 +57,14 @@ pub trait Source: Send + Sync {
     /// The kinds of objects this source reads, so the live cluster watches only those.
     fn watched_kinds(&self) -> Vec<ResourceKind>;
 
+    /// The kinds among [`watched_kinds`](Source::watched_kinds) this source reads every object of (in
+    /// its scope) although the kind table keeps them only while selected (`kept_while_selected_by`: Pods,
+    /// kept for the Services that select them). The pod source reads every Pod, so declaring it here has
+    /// the live view watch and keep them all; the default, nothing, leaves the table's demand alone.
+    fn reads_whole(&self) -> Vec<ResourceKind> {
+        Vec::new()
+    }
+
     /// Whether this source tells by itself which of its objects a kind that cannot be listed fails
     /// ([`ClusterStore::unavailable`]; the Service source: only Services reading Nodes need Nodes). When
     /// not, the pipeline evaluates it to nothing while any kind it reads is unavailable, and fails every

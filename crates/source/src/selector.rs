@@ -309,6 +309,17 @@ impl Selector {
         self.requirements.iter().any(|r| r.key == key)
     }
 
+    /// The keys its requirements are about, each once, sorted: what an object must keep for the selector
+    /// to be matched on it (a Pod keeps only some annotations).
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        let mut last: Option<&str> = None;
+        self.requirements.iter().map(|r| r.key.as_str()).filter(move |k| {
+            let repeat = last == Some(*k);
+            last = Some(k);
+            !repeat
+        })
+    }
+
     /// Whether a label (or annotation) map satisfies every requirement.
     pub fn matches(&self, m: &StrMap) -> bool {
         self.matches_by(|key| m.get(key))

@@ -16,7 +16,7 @@ pub mod schema;
 
 use std::fmt;
 
-use extdns_informer::view::Meta;
+use extdns_informer::view::{Meta, MetaRef};
 use extdns_informer::{FieldTree, ResourceKind, StrMap, TemplateFields};
 use extdns_template::{
     ExecError, ExecOptions, FieldPath, FuncError, Funcs, MapValues, MissingKey, ParseError, Template, Value,
@@ -84,7 +84,7 @@ impl Funcs for SourceFuncs<'_> {
 #[derive(Debug, Clone, Copy)]
 pub struct TemplateParts<'a> {
     /// Identity, labels and the annotations as set.
-    pub meta: &'a Meta,
+    pub meta: MetaRef<'a>,
     /// The Go type the object is, for the fields beyond the view.
     pub kind: TemplateKind,
     /// The fields templates read beyond the view, kept by the informer as JSON text ([`template_fields`]).
@@ -94,6 +94,11 @@ pub struct TemplateParts<'a> {
 impl<'a> TemplateParts<'a> {
     /// The parts of an object of `kind` with `meta` and the fields the informer kept for templates.
     pub fn new(meta: &'a Meta, kind: TemplateKind, kept_fields: Option<&'a str>) -> Self {
+        TemplateParts::of(MetaRef::from(meta), kind, kept_fields)
+    }
+
+    /// The parts of an object whose view keeps its metadata apart (Nodes, Pods).
+    pub fn of(meta: MetaRef<'a>, kind: TemplateKind, kept_fields: Option<&'a str>) -> Self {
         TemplateParts {
             meta,
             kind,
@@ -123,7 +128,7 @@ pub trait TemplateObject {
     }
     /// The object's annotations as set.
     fn annotations(&self) -> &StrMap {
-        &self.parts().meta.annotations
+        self.parts().meta.annotations
     }
     /// The Go type the object is, for the fields beyond the view.
     fn kind(&self) -> TemplateKind {
@@ -148,11 +153,33 @@ fn full_typed(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>, annota
     let mut typed = schema::overlay(base, obj.typed(annotations));
     fill_getters(&mut typed);
     if let Value::Struct(_, fields) = &mut typed
-        && let Some((_, meta)) = fields.iter_mut().find(|(n, _)| *n == "ObjectMeta")
+        && let Some(i) = fields.iter().position(|(n, _)| *n == "ObjectMeta")
     {
-        fill_getters(meta);
+        fill_getters(&mut fields[i].1);
+        promote_meta(fields, i);
     }
     typed
+}
+
+/// ObjectMeta is embedded, so `.Annotations` is `.ObjectMeta.Annotations`: the promoted fields show what
+/// the merged ObjectMeta holds, kept fields included (a Pod's view keeps only some annotations; a template
+/// reading the others has them kept).
+fn promote_meta(fields: &mut [(&'static str, Value)], meta: usize) {
+    let Value::Struct(_, meta_fields) = &fields[meta].1 else {
+        return;
+    };
+    let promoted: Vec<(usize, Value)> = fields
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != meta)
+        .filter_map(|(i, (name, _))| {
+            let (_, v) = meta_fields.iter().find(|(n, _)| n == name)?;
+            Some((i, v.clone()))
+        })
+        .collect();
+    for (i, v) in promoted {
+        fields[i].1 = v;
+    }
 }
 
 /// The metadata getters (`GetName`, ...) answer what the fields they stand for hold, which for name,
@@ -369,6 +396,50 @@ impl FqdnTemplate {
     }
 }
 
+/// One item of `--fqdn-target-template`'s output (`host:target` pairs, comma-separated), as every source
+/// running it reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetPair<'a> {
+    /// A host and its target, both trimmed; the host may still be an invalid name.
+    Pair {
+        /// The record's name, one trailing dot dropped.
+        host: &'a str,
+        /// Its target.
+        target: &'a str,
+    },
+    /// An item without `:`, skipped.
+    NotAPair(&'a str),
+    /// An item whose host or target is empty (a field not filled yet), skipped.
+    Incomplete(&'a str),
+}
+
+/// The items of `--fqdn-target-template`'s output `raw`: split on ',', each trimmed and one trailing dot
+/// dropped, empty ones dropped, sorted and deduplicated (as external-dns splits template output), then each
+/// split at its first ':'.
+pub fn target_pairs(raw: &str) -> Vec<TargetPair<'_>> {
+    let mut items: Vec<&str> = raw
+        .split(',')
+        .map(|i| {
+            let i = i.trim();
+            i.strip_suffix('.').unwrap_or(i)
+        })
+        .filter(|i| !i.is_empty())
+        .collect();
+    items.sort_unstable();
+    items.dedup();
+    items
+        .into_iter()
+        .map(|item| match item.split_once(':').map(|(h, t)| (h.trim(), t.trim())) {
+            None => TargetPair::NotAPair(item),
+            Some((host, target)) if host.is_empty() || target.is_empty() => TargetPair::Incomplete(item),
+            Some((host, target)) => TargetPair::Pair {
+                host: host.strip_suffix('.').unwrap_or(host),
+                target,
+            },
+        })
+        .collect()
+}
+
 /// One configured template and the kinds of object it runs on.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
@@ -433,6 +504,8 @@ pub fn template_fields(uses: &[TemplateUse<'_>]) -> Result<TemplateFields, Templ
             TemplateKind::Service => ResourceKind::Service,
             TemplateKind::Route(r) => ResourceKind::Route(r),
             TemplateKind::Ingress => ResourceKind::Ingress,
+            TemplateKind::Node => ResourceKind::Node,
+            TemplateKind::Pod => ResourceKind::Pod,
         };
         fields.set(resource, tree);
     }

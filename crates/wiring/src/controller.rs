@@ -167,7 +167,7 @@ pub async fn build_controller(
     metrics: Arc<Metrics>,
 ) -> Result<Controller, Error> {
     let pipeline = pipeline(settings)?;
-    let cluster = build_cluster(settings, &pipeline.watched_kinds()).await?;
+    let cluster = build_cluster(settings, &pipeline).await?;
     let registry = match &settings.registry {
         RegistrySettings::Crd(config) => crd_registry(settings, config, provider).await?,
         other => build_registry(other, provider, &metrics)?,
@@ -271,7 +271,7 @@ async fn crd_registry(
 }
 
 /// The cluster view: the manifest files when given, else the API server (kubeconfig or in-cluster).
-pub async fn build_cluster(settings: &Settings, kinds: &[ResourceKind]) -> Result<Arc<dyn Cluster>, Error> {
+pub async fn build_cluster(settings: &Settings, pipeline: &Pipeline) -> Result<Arc<dyn Cluster>, Error> {
     match &settings.cluster {
         ClusterSettings::Manifests(paths) => {
             // Lenient and read again each sync: the files act as a source of objects (the preview stays strict).
@@ -280,10 +280,19 @@ pub async fn build_cluster(settings: &Settings, kinds: &[ResourceKind]) -> Resul
         }
         ClusterSettings::ApiServer(kube) => {
             let client = kube_client(kube).await?;
-            let cluster = LiveCluster::start(client, kinds, kube.live.clone())?;
+            let cluster = LiveCluster::start(client, &pipeline.watched_kinds(), live_options(kube, pipeline))?;
             Ok(Arc::new(cluster))
         }
     }
+}
+
+/// What the live view of `pipeline`'s sources watches beyond the kinds: the settings' options, and the kinds
+/// a source reads whole though the kind table keeps them on demand (`Source::reads_whole`: the pod source's
+/// Pods), so the need is the sources' declaration, never a kind named here.
+pub fn live_options(kube: &KubeSettings, pipeline: &Pipeline) -> LiveOptions {
+    let mut live = kube.live.clone();
+    live.read_whole = pipeline.reads_whole();
+    live
 }
 
 /// The Kubernetes client of the settings (extdns-informer's, which every part talking to the API server

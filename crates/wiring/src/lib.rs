@@ -31,7 +31,8 @@ mod sources;
 
 pub use controller::{
     ClusterSettings, Error, KubeSettings, LeaderSettings, RegistryError, RegistrySettings, Settings, build_cluster,
-    build_controller, build_registry, controller_with_cluster, controller_with_pipeline, kube_client, watched_kinds,
+    build_controller, build_registry, controller_with_cluster, controller_with_pipeline, kube_client, live_options,
+    watched_kinds,
 };
 pub use provider::{BuildError, CLOUD_REREAD_INTERVAL, Instruments, ProviderSettings, build_provider};
 pub use sources::{EnabledSource, SourceSettings, build_pipeline, build_sources, default_resolver};

@@ -12,6 +12,8 @@ use extdns_source::{Pipeline, ProviderRoute, Source, SourceConfig};
 use extdns_source_crd::{CrdSource, CrdSourceConfig};
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 use extdns_source_ingress::{IngressSource, IngressSourceConfig};
+use extdns_source_node::{NodeSource, NodeSourceConfig};
+use extdns_source_pod::{PodSource, PodSourceConfig};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 
 /// A source extdns implements, as the pipeline builds it.
@@ -25,6 +27,10 @@ pub enum EnabledSource {
     Ingress,
     /// `crd` (DNSEndpoint objects).
     Crd,
+    /// `node`.
+    Node,
+    /// `pod`.
+    Pod,
 }
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
@@ -45,6 +51,10 @@ pub struct SourceSettings {
     pub pipeline: PipelineConfig,
     /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
     pub load_options: LoadOptions,
+    /// The node source's configuration.
+    pub node: NodeSourceConfig,
+    /// The pod source's configuration.
+    pub pod: PodSourceConfig,
 }
 
 impl SourceSettings {
@@ -58,6 +68,8 @@ impl SourceSettings {
         self.service.common.route = Some(route.clone());
         self.gateway.common.route = Some(route.clone());
         self.ingress.common.route = Some(route.clone());
+        self.node.common.route = Some(route.clone());
+        self.pod.common.route = Some(route.clone());
         self.crd.route = Some(route);
     }
 }
@@ -73,6 +85,8 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 EnabledSource::Route(kind) => Box::new(GatewayRouteSource::new(kind, settings.gateway.clone())),
                 EnabledSource::Crd => Box::new(CrdSource::new(settings.crd.clone())),
                 EnabledSource::Ingress => Box::new(IngressSource::new(settings.ingress.clone())),
+                EnabledSource::Node => Box::new(NodeSource::new(settings.node.clone())),
+                EnabledSource::Pod => Box::new(PodSource::new(settings.pod.clone())),
             }
         })
         .collect()

@@ -32,8 +32,9 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
     let client = kube_client(&fleet.kube).await?;
-    let kinds = crate::wiring::build_pipeline(&fleet.sources)?.watched_kinds();
-    let cluster = LiveCluster::start(client.clone(), &kinds, fleet.kube.live.clone())?;
+    let pipeline = crate::wiring::build_pipeline(&fleet.sources)?;
+    let live = extdns_wiring::live_options(&fleet.kube, &pipeline);
+    let cluster = LiveCluster::start(client.clone(), &pipeline.watched_kinds(), live)?;
     let mut root = Metrics::for_providers(VERSION, REVISION);
     let forbidden = Forbidden::register(&mut root);
     let root = Arc::new(root);

@@ -23,9 +23,11 @@ pub mod google;
 mod ingress;
 mod kube;
 pub mod leader;
+mod node;
 pub(crate) mod pdns;
 pub mod pihole;
 mod pipeline;
+mod pod;
 mod registry;
 mod rfc2136;
 mod service;
@@ -139,6 +141,8 @@ fn enabled_source(name: SourceName) -> Option<EnabledSource> {
         SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
         SourceName::Ingress => EnabledSource::Ingress,
         SourceName::Crd => EnabledSource::Crd,
+        SourceName::Node => EnabledSource::Node,
+        SourceName::Pod => EnabledSource::Pod,
         _ => return None,
     })
 }
@@ -225,6 +229,11 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let crd = crd::config(flags, &common, &mut load_options.overrides)?;
     load_options.template_fields = kept_template_fields(&enabled, &common, &service)?;
     let ingress = ingress::config(flags, common.clone())?;
+    let node = node::config(flags, common.clone(), &service);
+    let pod = pod::config(flags, common.clone(), &service);
+    if enabled.contains(&EnabledSource::Pod) {
+        load_options.pod_annotation_prefixes = pod::kept_annotations(&pod);
+    }
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {
@@ -235,11 +244,14 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         crd,
         pipeline,
         load_options,
+        node,
+        pod,
     })
 }
 
 /// What the informer keeps for the templates: the fields they read, checked against the kinds they run
-/// on (external-dns runs `--fqdn-template` on Services and routes, `--fqdn-target-template` on Services).
+/// on (external-dns runs `--fqdn-template` on Services, routes, Ingresses, Nodes and Pods,
+/// `--fqdn-target-template` on Services, Nodes and Pods).
 fn kept_template_fields(
     enabled: &[EnabledSource],
     common: &SourceConfig,
@@ -253,19 +265,21 @@ fn kept_template_fields(
             EnabledSource::Route(r) => Some(TemplateKind::Route(*r)),
             EnabledSource::Ingress => Some(TemplateKind::Ingress),
             EnabledSource::Crd => None,
+            EnabledSource::Node => Some(TemplateKind::Node),
+            EnabledSource::Pod => Some(TemplateKind::Pod),
         })
         .collect();
-    let service_only: &[TemplateKind] = if enabled.contains(&EnabledSource::Service) {
-        &[TemplateKind::Service]
-    } else {
-        &[]
-    };
+    let target_kinds: Vec<TemplateKind> = kinds
+        .iter()
+        .copied()
+        .filter(|k| matches!(k, TemplateKind::Service | TemplateKind::Node | TemplateKind::Pod))
+        .collect();
     let mut uses = Vec::new();
     if let Some(t) = &common.fqdn_template {
         uses.push(TemplateUse::new("--fqdn-template", t, &kinds));
     }
     if let Some(t) = &service.fqdn_target_template {
-        uses.push(TemplateUse::new("--fqdn-target-template", t, service_only));
+        uses.push(TemplateUse::new("--fqdn-target-template", t, &target_kinds));
     }
     template_fields(&uses).map_err(|e| invalid(e.to_string()))
 }

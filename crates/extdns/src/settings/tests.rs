@@ -149,9 +149,70 @@ fn ignore_hostname_annotation_requires_an_fqdn_template() {
 #[test]
 fn unsupported_sources_are_a_clear_startup_error() {
     assert_eq!(
-        sources_err(&["--source=service", "--source=node"]),
-        "source node is not supported by extdns yet"
+        sources_err(&["--source=service", "--source=unstructured"]),
+        "source unstructured is not supported by extdns yet"
     );
+}
+
+#[test]
+fn the_node_source_reads_the_node_flags_and_the_fqdn_target_template() -> Result<(), ValidationError> {
+    let s = sources(&flags(&[
+        "--source=node",
+        "--no-exclude-unschedulable",
+        "--expose-internal-ipv6",
+        "--fqdn-template={{.Name}}.nodes.example.org",
+        "--fqdn-target-template={{.Name}}.example.org:192.0.2.1",
+    ]))?;
+    assert_eq!(s.enabled, vec![EnabledSource::Node]);
+    assert!(!s.node.exclude_unschedulable && s.node.expose_internal_ipv6);
+    assert!(s.node.common.fqdn_template.is_some() && s.node.fqdn_target_template.is_some());
+    assert!(
+        sources(&flags(&["--source=node"]))?.node.exclude_unschedulable,
+        "excluded by default"
+    );
+    let e = sources_err(&["--source=node", "--fqdn-template={{.Spec.Nope}}.example.org"]);
+    assert!(e.contains("Spec.Nope") && e.contains("Node"), "{e}");
+    Ok(())
+}
+
+#[test]
+fn the_pod_source_reads_the_pod_flags_and_keeps_the_annotations_it_filters_on() -> Result<(), ValidationError> {
+    let s = sources(&flags(&[
+        "--source=pod",
+        "--ignore-non-host-network-pods",
+        "--pod-source-domain=pods.example.org",
+        "--compatibility=kops-dns-controller",
+        "--annotation-filter=team.example.org/dns=public",
+    ]))?;
+    assert_eq!(s.enabled, vec![EnabledSource::Pod]);
+    assert!(s.pod.ignore_non_host_network_pods && s.pod.kops_dns_controller);
+    assert_eq!(s.pod.pod_source_domain.as_deref(), Some("pods.example.org"));
+    let kept = &s.load_options.pod_annotation_prefixes;
+    for key in [
+        "external-dns.alpha.kubernetes.io/hostname",
+        "dns.alpha.kubernetes.io/external",
+        "team.example.org/dns",
+    ] {
+        assert!(kept.keeps(key), "{key}");
+    }
+    assert!(!kept.keeps("team.example.org/other"));
+    let service_only = sources(&flags(&[
+        "--source=service",
+        "--annotation-filter=team.example.org/dns=public",
+    ]))?;
+    assert!(
+        !service_only
+            .load_options
+            .pod_annotation_prefixes
+            .keeps("team.example.org/dns"),
+        "without the pod source Pods keep only the prefixes"
+    );
+    let templated = sources(&flags(&[
+        "--source=pod",
+        "--fqdn-template={{.Status.PodIP}}.example.org",
+    ]))?;
+    assert!(templated.pod.common.fqdn_template.is_some());
+    Ok(())
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! writes an A record that validation then drops).
 
 use extdns_endpoint::{Endpoint, RecordType, Target};
+use extdns_source::annotations::split_list as split;
 
 use super::svc::Svc;
 use crate::config::Compatibility;
@@ -16,8 +17,7 @@ pub const MOLECULE_HOSTNAME: &str = "domainName";
 pub const MOLECULE_LABEL: &str = "dns";
 pub const MOLECULE_LABEL_VALUE: &str = "route53";
 /// kOps dns-controller's annotations.
-pub const KOPS_EXTERNAL: &str = "dns.alpha.kubernetes.io/external";
-pub const KOPS_INTERNAL: &str = "dns.alpha.kubernetes.io/internal";
+pub use extdns_source::annotations::kops::{EXTERNAL as KOPS_EXTERNAL, INTERNAL as KOPS_INTERNAL};
 /// The label kOps puts on worker nodes.
 pub const KOPS_NODE_ROLE: &str = "node-role.kubernetes.io/node";
 
@@ -62,10 +62,6 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, s: &Svc<'_>, mode: Compatibility) -> Vec<
             }
         }
     }
-}
-
-fn split(v: &str) -> Vec<String> {
-    v.replace(' ', "").split(',').map(str::to_string).collect()
 }
 
 /// One record per load balancer ingress address or hostname, for each name.

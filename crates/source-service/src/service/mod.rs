@@ -17,6 +17,7 @@ use extdns_endpoint::{Endpoint, Target, merge_endpoints};
 use extdns_informer::ObjectKey;
 use extdns_informer::view::Service;
 use extdns_source::annotations::key;
+use extdns_source::template::{TargetPair, target_pairs};
 
 use crate::SOURCE_NAME;
 use crate::context::{Ctx, SplitTargets};
@@ -177,36 +178,29 @@ fn target_template_endpoints(
             return Vec::new();
         }
     };
-    let mut items: Vec<&str> = raw
-        .split(',')
-        .map(|i| {
-            let i = i.trim();
-            i.strip_suffix('.').unwrap_or(i)
-        })
-        .filter(|i| !i.is_empty())
-        .collect();
-    items.sort_unstable();
-    items.dedup();
     let mut eps = Vec::new();
-    for item in items {
-        let Some((host, target)) = item.split_once(':').map(|(h, t)| (h.trim(), t.trim())) else {
-            tracing::warn!(
-                service = s.id(),
-                field = FIELD,
-                value = item,
-                "skipping item: not host:target"
-            );
-            continue;
+    for pair in target_pairs(&raw) {
+        let (host, target) = match pair {
+            TargetPair::Pair { host, target } => (host, target),
+            TargetPair::NotAPair(item) => {
+                tracing::warn!(
+                    service = s.id(),
+                    field = FIELD,
+                    value = item,
+                    "skipping item: not host:target"
+                );
+                continue;
+            }
+            TargetPair::Incomplete(item) => {
+                tracing::warn!(
+                    service = s.id(),
+                    field = FIELD,
+                    value = item,
+                    "skipping item: empty host or target"
+                );
+                continue;
+            }
         };
-        if target.is_empty() {
-            tracing::warn!(
-                service = s.id(),
-                field = FIELD,
-                value = item,
-                "skipping item: empty target"
-            );
-            continue;
-        }
         let Some(host) = s.valid_name(host, FIELD) else {
             continue;
         };

@@ -97,6 +97,12 @@ impl Pipeline {
         kinds.into_iter().collect()
     }
 
+    /// The kinds some source reads whole though the kind table keeps them on demand ([`Source::reads_whole`]):
+    /// what the live view must keep every object of.
+    pub fn reads_whole(&self) -> BTreeSet<ResourceKind> {
+        self.sources.iter().flat_map(|s| s.reads_whole()).collect()
+    }
+
     /// Evaluates every source and runs the wrappers; with `index`, also keeps what incremental syncs update
     /// (each object's endpoints and which objects publish which name). An error from any source is returned
     /// as is: the controller then plans nothing this round.

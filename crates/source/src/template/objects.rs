@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use extdns_informer::StrMap;
-use extdns_informer::view::{Ingress, Meta, ParentReference, Route, RouteKind, Service};
+use extdns_informer::view::{Ingress, MetaRef, Node, ParentReference, Pod, PodPhase, Route, RouteKind, Service};
 use extdns_template::Value;
 
 use super::{TemplateKind, TemplateObject, TemplateParts};
@@ -22,16 +22,16 @@ fn strs<S: AsRef<str>>(v: &[S]) -> Value {
 struct Envelope<'a> {
     kind: &'a str,
     api_version: &'a str,
-    meta: &'a Meta,
+    meta: MetaRef<'a>,
     annotations: &'a StrMap,
 }
 
 impl<'a> Envelope<'a> {
-    fn new(kind: &'a str, api_version: &'a str, meta: &'a Meta, annotations: &'a StrMap) -> Self {
+    fn new(kind: &'a str, api_version: &'a str, meta: impl Into<MetaRef<'a>>, annotations: &'a StrMap) -> Self {
         Envelope {
             kind,
             api_version,
-            meta,
+            meta: meta.into(),
             annotations,
         }
     }
@@ -42,9 +42,9 @@ impl<'a> Envelope<'a> {
         let object_meta = Value::Struct(
             "v1.ObjectMeta",
             vec![
-                ("Name", Value::str(self.meta.name.as_str())),
-                ("Namespace", Value::str(self.meta.namespace.as_str())),
-                ("Labels", map_of(&self.meta.labels)),
+                ("Name", Value::str(self.meta.name)),
+                ("Namespace", Value::str(self.meta.namespace)),
+                ("Labels", map_of(self.meta.labels)),
                 ("Annotations", map_of(self.annotations)),
             ],
         );
@@ -61,9 +61,9 @@ impl<'a> Envelope<'a> {
                 ("Kind", Value::str(self.kind)),
                 ("APIVersion", Value::str(self.api_version)),
                 ("TypeMeta", type_meta),
-                ("Name", Value::str(self.meta.name.as_str())),
-                ("Namespace", Value::str(self.meta.namespace.as_str())),
-                ("Labels", map_of(&self.meta.labels)),
+                ("Name", Value::str(self.meta.name)),
+                ("Namespace", Value::str(self.meta.namespace)),
+                ("Labels", map_of(self.meta.labels)),
                 ("Annotations", map_of(self.annotations)),
                 ("ObjectMeta", object_meta),
                 ("Spec", spec),
@@ -107,9 +107,9 @@ impl Envelope<'_> {
     /// The unstructured wrapper: a few promoted fields plus the raw JSON object.
     fn unstructured(&self, spec: Value, status: Value) -> Value {
         let metadata = Obj::default()
-            .put("name", Value::str(self.meta.name.as_str()))
-            .nonempty_str("namespace", &self.meta.namespace)
-            .nonempty_list("labels", map_of(&self.meta.labels))
+            .put("name", Value::str(self.meta.name))
+            .nonempty_str("namespace", self.meta.namespace)
+            .nonempty_list("labels", map_of(self.meta.labels))
             .nonempty_list("annotations", map_of(self.annotations))
             .done();
         let object = Obj::default()
@@ -122,11 +122,11 @@ impl Envelope<'_> {
         Value::Struct(
             "unstructured",
             vec![
-                ("Name", Value::str(self.meta.name.as_str())),
-                ("Namespace", Value::str(self.meta.namespace.as_str())),
+                ("Name", Value::str(self.meta.name)),
+                ("Namespace", Value::str(self.meta.namespace)),
                 ("Kind", Value::str(self.kind)),
                 ("APIVersion", Value::str(self.api_version)),
-                ("Labels", map_of(&self.meta.labels)),
+                ("Labels", map_of(self.meta.labels)),
                 ("Annotations", map_of(self.annotations)),
                 ("Metadata", metadata),
                 ("Spec", spec),
@@ -362,5 +362,99 @@ impl TemplateObject for Ingress {
             .done();
         Envelope::new("Ingress", "networking.k8s.io/v1", &self.meta, annotations)
             .unstructured(spec, Obj::default().done())
+    }
+}
+
+/// A Node's view holds its addresses and `unschedulable`; other fields come from the kept fields.
+impl TemplateObject for Node {
+    fn parts(&self) -> TemplateParts<'_> {
+        TemplateParts::of(self.meta(), TemplateKind::Node, self.template_fields.as_deref())
+    }
+
+    fn typed(&self, annotations: &StrMap) -> Value {
+        let spec = Value::Struct("v1.NodeSpec", vec![("Unschedulable", Value::Bool(self.unschedulable))]);
+        let addresses = Value::list(&self.addresses, |a| {
+            Value::Struct(
+                "v1.NodeAddress",
+                vec![
+                    ("Type", Value::str(a.address_type.as_str())),
+                    ("Address", Value::str(a.address.as_str())),
+                ],
+            )
+        });
+        let status = Value::Struct("v1.NodeStatus", vec![("Addresses", addresses)]);
+        Envelope::new("Node", "v1", self.meta(), annotations).typed("*v1.Node", spec, status)
+    }
+
+    fn unstructured(&self, annotations: &StrMap) -> Value {
+        let spec = Obj::default()
+            .opt("unschedulable", self.unschedulable.then_some(Value::Bool(true)))
+            .done();
+        let addresses = Value::list(&self.addresses, |a| {
+            Obj::default()
+                .put("type", Value::str(a.address_type.as_str()))
+                .put("address", Value::str(a.address.as_str()))
+                .done()
+        });
+        let status = Obj::default().nonempty_list("addresses", addresses).done();
+        Envelope::new("Node", "v1", self.meta(), annotations).unstructured(spec, status)
+    }
+}
+
+/// A Pod's view holds where it runs and its addresses; other fields come from the kept fields.
+impl TemplateObject for Pod {
+    fn parts(&self) -> TemplateParts<'_> {
+        TemplateParts::of(self.meta(), TemplateKind::Pod, self.template_fields.as_deref())
+    }
+
+    fn typed(&self, annotations: &StrMap) -> Value {
+        let spec = Value::Struct(
+            "v1.PodSpec",
+            vec![
+                ("NodeName", Value::str(self.node_name.as_deref().unwrap_or_default())),
+                ("HostNetwork", Value::Bool(self.host_network)),
+                ("Hostname", Value::str(self.hostname.as_deref().unwrap_or_default())),
+            ],
+        );
+        let pod_ips = Value::list(&self.pod_ips, |ip| {
+            Value::Struct("v1.PodIP", vec![("IP", Value::str(&**ip))])
+        });
+        let status = Value::Struct(
+            "v1.PodStatus",
+            vec![
+                ("Phase", Value::str(phase_text(self))),
+                ("HostIP", Value::str(self.host_ip.as_deref().unwrap_or_default())),
+                (
+                    "PodIP",
+                    Value::str(self.pod_ips.first().map(|ip| &**ip).unwrap_or_default()),
+                ),
+                ("PodIPs", pod_ips),
+            ],
+        );
+        Envelope::new("Pod", "v1", self.meta(), annotations).typed("*v1.Pod", spec, status)
+    }
+
+    fn unstructured(&self, annotations: &StrMap) -> Value {
+        let spec = Obj::default()
+            .nonempty_str("nodeName", self.node_name.as_deref().unwrap_or_default())
+            .opt("hostNetwork", self.host_network.then_some(Value::Bool(true)))
+            .nonempty_str("hostname", self.hostname.as_deref().unwrap_or_default())
+            .done();
+        let pod_ips = Value::list(&self.pod_ips, |ip| Obj::default().put("ip", Value::str(&**ip)).done());
+        let status = Obj::default()
+            .nonempty_str("phase", phase_text(self))
+            .nonempty_str("hostIP", self.host_ip.as_deref().unwrap_or_default())
+            .nonempty_str("podIP", self.pod_ips.first().map(|ip| &**ip).unwrap_or_default())
+            .nonempty_list("podIPs", pod_ips)
+            .done();
+        Envelope::new("Pod", "v1", self.meta(), annotations).unstructured(spec, status)
+    }
+}
+
+/// The phase a template sees: empty when the view knows none, as Go's zero value.
+fn phase_text(pod: &Pod) -> &'static str {
+    match pod.phase {
+        PodPhase::Unknown => "",
+        phase => phase.as_str(),
     }
 }

@@ -436,6 +436,119 @@ static INGRESS: StructTy = StructTy {
     fields: &object_fields(&INGRESS_SPEC, &INGRESS_STATUS),
 };
 
+// ------------------------------------------------------------------------------- core/v1 Node and Pod
+//
+// The fields of k8s.io/api core/v1 Node and Pod templates are known to read (names, addresses, the node a
+// Pod runs on and its IPs, what schedules it); external-dns strips `status.conditions` from both before
+// templates run, so they are not offered.
+
+static TAINT: StructTy = StructTy {
+    name: "v1.Taint",
+    fields: &[
+        f("Key", "key", STR),
+        f("Value", "value", STR),
+        f("Effect", "effect", STR),
+    ],
+};
+
+static NODE_SPEC: StructTy = StructTy {
+    name: "v1.NodeSpec",
+    fields: &[
+        f("PodCIDR", "podCIDR", STR),
+        f("PodCIDRs", "podCIDRs", STRS),
+        f("ProviderID", "providerID", STR),
+        f("Unschedulable", "unschedulable", BOOL),
+        f("Taints", "taints", Ty::List(&Ty::Struct(&TAINT))),
+    ],
+};
+
+static NODE_ADDRESS: StructTy = StructTy {
+    name: "v1.NodeAddress",
+    fields: &[f("Type", "type", STR), f("Address", "address", STR)],
+};
+
+static NODE_SYSTEM_INFO: StructTy = StructTy {
+    name: "v1.NodeSystemInfo",
+    fields: &[
+        f("MachineID", "machineID", STR),
+        f("SystemUUID", "systemUUID", STR),
+        f("BootID", "bootID", STR),
+        f("KernelVersion", "kernelVersion", STR),
+        f("OSImage", "osImage", STR),
+        f("ContainerRuntimeVersion", "containerRuntimeVersion", STR),
+        f("KubeletVersion", "kubeletVersion", STR),
+        f("KubeProxyVersion", "kubeProxyVersion", STR),
+        f("OperatingSystem", "operatingSystem", STR),
+        f("Architecture", "architecture", STR),
+    ],
+};
+
+static NODE_STATUS: StructTy = StructTy {
+    name: "v1.NodeStatus",
+    fields: &[
+        f("Addresses", "addresses", Ty::List(&Ty::Struct(&NODE_ADDRESS))),
+        f("NodeInfo", "nodeInfo", Ty::Struct(&NODE_SYSTEM_INFO)),
+    ],
+};
+
+static NODE: StructTy = StructTy {
+    name: "v1.Node",
+    fields: &object_fields(&NODE_SPEC, &NODE_STATUS),
+};
+
+static CONTAINER: StructTy = StructTy {
+    name: "v1.Container",
+    fields: &[f("Name", "name", STR), f("Image", "image", STR)],
+};
+
+static POD_SPEC: StructTy = StructTy {
+    name: "v1.PodSpec",
+    fields: &[
+        f("Containers", "containers", Ty::List(&Ty::Struct(&CONTAINER))),
+        f("RestartPolicy", "restartPolicy", STR),
+        f("DNSPolicy", "dnsPolicy", STR),
+        f("NodeSelector", "nodeSelector", STR_MAP),
+        f("ServiceAccountName", "serviceAccountName", STR),
+        f("NodeName", "nodeName", STR),
+        f("HostNetwork", "hostNetwork", BOOL),
+        f("Hostname", "hostname", STR),
+        f("Subdomain", "subdomain", STR),
+        f("SchedulerName", "schedulerName", STR),
+        f("PriorityClassName", "priorityClassName", STR),
+    ],
+};
+
+static POD_IP: StructTy = StructTy {
+    name: "v1.PodIP",
+    fields: &[f("IP", "ip", STR)],
+};
+
+static HOST_IP: StructTy = StructTy {
+    name: "v1.HostIP",
+    fields: &[f("IP", "ip", STR)],
+};
+
+static POD_STATUS: StructTy = StructTy {
+    name: "v1.PodStatus",
+    fields: &[
+        f("Phase", "phase", STR),
+        f("Message", "message", STR),
+        f("Reason", "reason", STR),
+        f("NominatedNodeName", "nominatedNodeName", STR),
+        f("HostIP", "hostIP", STR),
+        f("HostIPs", "hostIPs", Ty::List(&Ty::Struct(&HOST_IP))),
+        f("PodIP", "podIP", STR),
+        f("PodIPs", "podIPs", Ty::List(&Ty::Struct(&POD_IP))),
+        f("StartTime", "startTime", Ty::Ptr(&Ty::Time)),
+        f("QOSClass", "qosClass", STR),
+    ],
+};
+
+static POD: StructTy = StructTy {
+    name: "v1.Pod",
+    fields: &object_fields(&POD_SPEC, &POD_STATUS),
+};
+
 /// The kinds templates run on (external-dns executes `--fqdn-template` on Services and on the five route
 /// kinds; `--fqdn-target-template` on Services).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -446,6 +559,10 @@ pub enum TemplateKind {
     Route(RouteKind),
     /// Ingresses.
     Ingress,
+    /// Nodes (the node source).
+    Node,
+    /// Pods (the pod source).
+    Pod,
 }
 
 impl TemplateKind {
@@ -455,6 +572,8 @@ impl TemplateKind {
             TemplateKind::Service => ResourceKind::Service.kind(),
             TemplateKind::Route(r) => r.kind(),
             TemplateKind::Ingress => ResourceKind::Ingress.kind(),
+            TemplateKind::Node => ResourceKind::Node.kind(),
+            TemplateKind::Pod => ResourceKind::Pod.kind(),
         }
     }
 
@@ -465,6 +584,8 @@ impl TemplateKind {
             TemplateKind::Route(RouteKind::Http | RouteKind::Grpc | RouteKind::Tls) => &HOSTNAME_ROUTE,
             TemplateKind::Route(RouteKind::Tcp | RouteKind::Udp) => &PORT_ROUTE,
             TemplateKind::Ingress => &INGRESS,
+            TemplateKind::Node => &NODE,
+            TemplateKind::Pod => &POD,
         }
     }
 
@@ -474,6 +595,8 @@ impl TemplateKind {
             TemplateKind::Service => "Service",
             TemplateKind::Route(r) => r.kind(),
             TemplateKind::Ingress => "Ingress",
+            TemplateKind::Node => "Node",
+            TemplateKind::Pod => "Pod",
         }
     }
 }
@@ -529,11 +652,11 @@ enum Naming {
 /// keep" (the path reads only what every view has: name, namespace, labels, annotations, kind).
 pub fn resolve(kind: TemplateKind, path: &FieldPath) -> Result<Option<Vec<PathStep>>, NoSuchField> {
     let typed = match resolve_in(kind.schema(), &path.steps, Naming::Go) {
-        Ok(p) => return Ok(drop_view_fields(p)),
+        Ok(p) => return Ok(drop_view_fields(kind, p)),
         Err(problem) => problem,
     };
     match resolve_unstructured(kind, &path.steps) {
-        Ok(p) => Ok(drop_view_fields(p)),
+        Ok(p) => Ok(drop_view_fields(kind, p)),
         Err(_) => Err(NoSuchField {
             path: path.display(),
             kind: kind.kind(),
@@ -542,8 +665,9 @@ pub fn resolve(kind: TemplateKind, path: &FieldPath) -> Result<Option<Vec<PathSt
     }
 }
 
-/// Paths the views always hold need nothing kept.
-fn drop_view_fields(p: Vec<PathStep>) -> Option<Vec<PathStep>> {
+/// Paths the views always hold need nothing kept. A Pod's view keeps only the annotations under the read
+/// prefixes (Pods are the most numerous objects), so a template reading its annotations has them kept.
+fn drop_view_fields(kind: TemplateKind, p: Vec<PathStep>) -> Option<Vec<PathStep>> {
     let key = |i: usize| match p.get(i) {
         Some(PathStep::Member(k)) => Some(k.as_str()),
         _ => None,
@@ -551,7 +675,11 @@ fn drop_view_fields(p: Vec<PathStep>) -> Option<Vec<PathStep>> {
     let always = match key(0) {
         None => false,
         Some("kind" | "apiVersion") => true,
-        Some("metadata") => matches!(key(1), Some("name" | "namespace" | "labels" | "annotations")),
+        Some("metadata") => match key(1) {
+            Some("name" | "namespace" | "labels") => true,
+            Some("annotations") => kind != TemplateKind::Pod,
+            _ => false,
+        },
         Some(_) => false,
     };
     (!always).then_some(p)

@@ -1,0 +1,510 @@
+//! The node source's rules, one test each, after external-dns v0.23's `source/node_test.go` and
+//! `node_fqdn_test.go` tables, then extdns's own (failing Nodes, incremental evaluation).
+//!
+//! Each Node is written as the JSON an API server would hold and loaded through the manifest loader (the
+//! same ingest path as the live informer), so the conversion is under test too.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use extdns_informer::manifests::{Format, Loader};
+use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
+use extdns_source::annotations::PREFIX_GA;
+use extdns_source::pipeline::testing::check_against_full;
+use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
+use extdns_source::{
+    FqdnTemplate, Objects, Pipeline, PipelineConfig, Selector, Source, SourceConfig, SourceExt, SourceOutput,
+};
+use serde_json::{Value, json};
+
+use super::*;
+
+/// One Node as the API server holds it.
+#[derive(Clone, Default)]
+struct Fake {
+    name: &'static str,
+    addresses: Vec<(&'static str, &'static str)>,
+    labels: Vec<(&'static str, &'static str)>,
+    annotations: Vec<(String, &'static str)>,
+    unschedulable: bool,
+}
+
+fn ga(key: &str) -> String {
+    format!("{PREFIX_GA}{key}")
+}
+
+impl Fake {
+    fn new(name: &'static str) -> Fake {
+        Fake {
+            name,
+            ..Fake::default()
+        }
+    }
+    fn external(mut self, a: &'static str) -> Self {
+        self.addresses.push(("ExternalIP", a));
+        self
+    }
+    fn internal(mut self, a: &'static str) -> Self {
+        self.addresses.push(("InternalIP", a));
+        self
+    }
+    fn label(mut self, k: &'static str, v: &'static str) -> Self {
+        self.labels.push((k, v));
+        self
+    }
+    fn ann(mut self, k: impl Into<String>, v: &'static str) -> Self {
+        self.annotations.push((k.into(), v));
+        self
+    }
+    fn cordoned(mut self) -> Self {
+        self.unschedulable = true;
+        self
+    }
+    fn json(&self) -> Value {
+        let labels: serde_json::Map<String, Value> =
+            self.labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+        let annotations: serde_json::Map<String, Value> =
+            self.annotations.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let addresses: Vec<Value> = self
+            .addresses
+            .iter()
+            .map(|(t, a)| json!({"type": t, "address": a}))
+            .collect();
+        json!({
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": self.name, "labels": labels, "annotations": annotations},
+            "spec": {"unschedulable": self.unschedulable, "providerID": format!("fake://{}", self.name)},
+            "status": {"addresses": addresses},
+        })
+    }
+}
+
+/// The flags a case sets.
+#[derive(Default)]
+struct Flags {
+    fqdn_template: Option<&'static str>,
+    fqdn_target_template: Option<&'static str>,
+    combine: bool,
+    annotation_filter: &'static str,
+    label_filter: &'static str,
+    namespace: Option<&'static str>,
+    include_unschedulable: bool,
+    expose_internal_ipv6: bool,
+}
+
+fn template(t: &str) -> Arc<FqdnTemplate> {
+    Arc::new(
+        FqdnTemplate::parse(&[t.to_string()])
+            .expect("template parses")
+            .expect("non-empty"),
+    )
+}
+
+fn source(f: &Flags) -> NodeSource {
+    let mut common = SourceConfig::default();
+    common.namespace = f.namespace.map(String::from);
+    common.annotation_filter = Selector::parse(f.annotation_filter).expect("annotation filter");
+    common.label_filter = Selector::parse(f.label_filter).expect("label filter");
+    common.fqdn_template = f.fqdn_template.map(template);
+    common.combine_fqdn_annotation = f.combine;
+    let mut config = NodeSourceConfig::new(common);
+    config.fqdn_target_template = f.fqdn_target_template.map(template);
+    config.exclude_unschedulable = !f.include_unschedulable;
+    config.expose_internal_ipv6 = f.expose_internal_ipv6;
+    NodeSource::new(config)
+}
+
+fn store(src: &NodeSource, nodes: &[Fake]) -> ClusterStore {
+    let mut options = LoadOptions::default();
+    let kinds = [TemplateKind::Node];
+    let mut uses = Vec::new();
+    if let Some(t) = &src.config.common.fqdn_template {
+        uses.push(TemplateUse::new("--fqdn-template", t, &kinds));
+    }
+    if let Some(t) = &src.config.fqdn_target_template {
+        uses.push(TemplateUse::new("--fqdn-target-template", t, &kinds));
+    }
+    options.template_fields = template_fields(&uses).expect("template fields");
+    let mut loader = Loader::new(options);
+    for n in nodes {
+        loader
+            .add_str(&n.json().to_string(), Path::new("nodes.json"), Format::Json)
+            .expect("loads");
+    }
+    let loaded = loader.finish();
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    loaded.store
+}
+
+fn evaluate(flags: &Flags, nodes: &[Fake]) -> SourceOutput {
+    let src = source(flags);
+    let store = store(&src, nodes);
+    futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates")
+}
+
+/// `name TYPE targets` (sorted), then ` ttl=N` when configured and ` resource=...` when the record names
+/// its Node.
+fn render(e: &Endpoint) -> String {
+    let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
+    targets.sort_unstable();
+    let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
+    if e.record_ttl.is_configured() {
+        s.push_str(&format!(" ttl={}", e.record_ttl.0));
+    }
+    if let Some(r) = e.resource() {
+        s.push_str(&format!(" resource={r}"));
+    }
+    s
+}
+
+/// The records `flags` make of `nodes`, rendered and sorted; no Node may fail.
+fn records(flags: Flags, nodes: &[Fake]) -> Vec<String> {
+    let out = evaluate(&flags, nodes);
+    assert!(out.failed.is_empty(), "{:?}", out.failed);
+    let mut got: Vec<String> = out.endpoints.iter().map(render).collect();
+    got.sort();
+    got
+}
+
+fn none() -> Flags {
+    Flags::default()
+}
+
+#[test]
+fn a_node_publishes_its_own_name_at_its_external_address_naming_itself() {
+    assert_eq!(
+        records(none(), &[Fake::new("node1").external("1.2.3.4")]),
+        ["node1 A 1.2.3.4 resource=node/node1"]
+    );
+    assert_eq!(
+        records(none(), &[Fake::new("node1.example.org").external("2001:db8::8")]),
+        ["node1.example.org AAAA 2001:db8::8 resource=node/node1.example.org"]
+    );
+}
+
+#[test]
+fn external_addresses_win_and_internal_ipv6_joins_only_when_exposed() {
+    let node = || {
+        Fake::new("node1")
+            .external("1.2.3.4")
+            .external("2001:db8::8")
+            .internal("2.3.4.5")
+            .internal("2001:db8::9")
+    };
+    assert_eq!(
+        records(none(), &[node()]),
+        [
+            "node1 A 1.2.3.4 resource=node/node1",
+            "node1 AAAA 2001:db8::8 resource=node/node1"
+        ]
+    );
+    let exposed = Flags {
+        expose_internal_ipv6: true,
+        ..none()
+    };
+    assert_eq!(
+        records(exposed, &[node()]),
+        [
+            "node1 A 1.2.3.4 resource=node/node1",
+            "node1 AAAA 2001:db8::8,2001:db8::9 resource=node/node1"
+        ]
+    );
+}
+
+#[test]
+fn without_an_external_address_the_internal_ones_are_published_ipv6_included() {
+    let node = Fake::new("node1").internal("2.3.4.5").internal("2001:db8::9");
+    assert_eq!(
+        records(none(), std::slice::from_ref(&node)),
+        [
+            "node1 A 2.3.4.5 resource=node/node1",
+            "node1 AAAA 2001:db8::9 resource=node/node1"
+        ]
+    );
+}
+
+#[test]
+fn the_target_annotation_replaces_the_addresses() {
+    let node = Fake::new("node1.example.org")
+        .external("1.2.3.4")
+        .ann(ga("target"), "203.2.45.7");
+    assert_eq!(
+        records(none(), &[node]),
+        ["node1.example.org A 203.2.45.7 resource=node/node1.example.org"]
+    );
+}
+
+#[test]
+fn the_ttl_annotation_sets_the_ttl_and_an_invalid_one_leaves_it_unset() {
+    let valid = Fake::new("node1").external("1.2.3.4").ann(ga("ttl"), "10");
+    assert_eq!(
+        records(none(), &[valid]),
+        ["node1 A 1.2.3.4 ttl=10 resource=node/node1"]
+    );
+    let invalid = Fake::new("node1").external("1.2.3.4").ann(ga("ttl"), "foo");
+    assert_eq!(records(none(), &[invalid]), ["node1 A 1.2.3.4 resource=node/node1"]);
+}
+
+#[test]
+fn the_hostname_annotation_is_not_read_on_nodes() {
+    let node = Fake::new("node1")
+        .external("1.2.3.4")
+        .ann(ga("hostname"), "worker-1.example.org");
+    assert_eq!(records(none(), &[node]), ["node1 A 1.2.3.4 resource=node/node1"]);
+}
+
+#[test]
+fn unschedulable_nodes_are_excluded_unless_asked_for() {
+    let nodes = [
+        Fake::new("node1").external("1.2.3.4").cordoned(),
+        Fake::new("node2").external("1.2.3.5"),
+    ];
+    assert_eq!(records(none(), &nodes), ["node2 A 1.2.3.5 resource=node/node2"]);
+    let included = Flags {
+        include_unschedulable: true,
+        ..none()
+    };
+    assert_eq!(
+        records(included, &nodes),
+        [
+            "node1 A 1.2.3.4 resource=node/node1",
+            "node2 A 1.2.3.5 resource=node/node2"
+        ]
+    );
+}
+
+#[test]
+fn the_label_and_annotation_filters_and_the_controller_annotation_admit_nodes() {
+    const KEY: &str = "service.beta.kubernetes.io/external-traffic";
+    const FILTER: &str = "service.beta.kubernetes.io/external-traffic in (Global, OnlyLocal)";
+    let labelled = |v| Fake::new("node1").external("1.2.3.4").label(KEY, v);
+    let annotated = |v| Fake::new("node1").external("1.2.3.4").ann(KEY, v);
+    let by_label = || Flags {
+        label_filter: FILTER,
+        ..none()
+    };
+    let by_annotation = || Flags {
+        annotation_filter: FILTER,
+        ..none()
+    };
+    assert_eq!(records(by_label(), &[labelled("OnlyLocal")]).len(), 1);
+    assert!(records(by_label(), &[labelled("SomethingElse")]).is_empty());
+    assert_eq!(records(by_annotation(), &[annotated("OnlyLocal")]).len(), 1);
+    assert!(records(by_annotation(), &[annotated("SomethingElse")]).is_empty());
+    let ours = Fake::new("node1")
+        .external("1.2.3.4")
+        .ann(ga("controller"), "dns-controller");
+    let theirs = Fake::new("node2")
+        .external("1.2.3.5")
+        .ann(ga("controller"), "not-dns-controller");
+    assert_eq!(
+        records(none(), &[ours, theirs]),
+        ["node1 A 1.2.3.4 resource=node/node1"]
+    );
+}
+
+#[test]
+fn the_namespace_flag_does_not_scope_nodes() {
+    let scoped = Flags {
+        namespace: Some("team-a"),
+        ..none()
+    };
+    assert_eq!(
+        records(scoped, &[Fake::new("node1").external("1.2.3.4")]),
+        ["node1 A 1.2.3.4 resource=node/node1"]
+    );
+}
+
+#[test]
+fn the_fqdn_template_replaces_the_node_name() {
+    let flags = Flags {
+        fqdn_template: Some("{{.Name}}.example.org"),
+        ..none()
+    };
+    let node = Fake::new("node1").external("1.2.3.4").external("2001:db8::8");
+    assert_eq!(
+        records(flags, &[node]),
+        [
+            "node1.example.org A 1.2.3.4 resource=node/node1",
+            "node1.example.org AAAA 2001:db8::8 resource=node/node1"
+        ]
+    );
+}
+
+#[test]
+fn combine_publishes_the_node_name_and_the_template_names() {
+    let flags = Flags {
+        fqdn_template: Some("{{.Name}}.example.org"),
+        combine: true,
+        ..none()
+    };
+    assert_eq!(
+        records(flags, &[Fake::new("node1").external("1.2.3.4")]),
+        [
+            "node1 A 1.2.3.4 resource=node/node1",
+            "node1.example.org A 1.2.3.4 resource=node/node1"
+        ]
+    );
+}
+
+#[test]
+fn a_template_reads_node_fields_beyond_the_view() {
+    let flags = Flags {
+        fqdn_template: Some(
+            r#"{{.Name}}.{{index .Labels "zone"}}.example.org,{{trimPrefix .Spec.ProviderID "fake://"}}.id.example.org,{{range .Status.Addresses}}{{if eq .Type "InternalIP"}}{{.Address | replace "." "-"}}.ip.example.org{{end}}{{end}}"#,
+        ),
+        ..none()
+    };
+    let node = Fake::new("node1")
+        .external("1.2.3.4")
+        .internal("10.0.0.1")
+        .label("zone", "eu");
+    assert_eq!(
+        records(flags, &[node]),
+        [
+            "10-0-0-1.ip.example.org A 1.2.3.4 resource=node/node1",
+            "node1.eu.example.org A 1.2.3.4 resource=node/node1",
+            "node1.id.example.org A 1.2.3.4 resource=node/node1"
+        ]
+    );
+}
+
+#[test]
+fn is_source_selects_the_node_source() {
+    let flags = Flags {
+        fqdn_template: Some(r#"{{if isSource "node"}}{{.Name}}.node.example.com{{end}}"#),
+        ..none()
+    };
+    assert_eq!(
+        records(flags, &[Fake::new("node1").external("1.2.3.4")]),
+        ["node1.node.example.com A 1.2.3.4 resource=node/node1"]
+    );
+}
+
+#[test]
+fn the_fqdn_target_template_publishes_pairs_without_the_node_name_or_a_resource_label() {
+    let flags = Flags {
+        fqdn_target_template: Some(
+            r#"{{.Name}}.example.org:{{range .Status.Addresses}}{{if eq .Type "InternalIP"}}{{.Address}}{{end}}{{end}},broken"#,
+        ),
+        ..none()
+    };
+    assert_eq!(
+        records(flags, &[Fake::new("node1").external("1.2.3.4").internal("10.0.0.1")]),
+        ["node1.example.org A 10.0.0.1"]
+    );
+}
+
+#[test]
+fn a_template_that_gives_no_name_publishes_nothing() {
+    let flags = Flags {
+        fqdn_template: Some(r#"{{if eq .Name "other"}}x.example.org{{end}}"#),
+        ..none()
+    };
+    assert!(records(flags, &[Fake::new("node1").external("1.2.3.4")]).is_empty());
+}
+
+#[test]
+fn nodes_given_one_name_share_its_record() {
+    let flags = Flags {
+        fqdn_template: Some("workers.example.org"),
+        ..none()
+    };
+    assert_eq!(
+        records(
+            flags,
+            &[
+                Fake::new("node1").external("1.2.3.4"),
+                Fake::new("node2").external("1.2.3.5")
+            ]
+        ),
+        ["workers.example.org A 1.2.3.4,1.2.3.5 resource=node/node1"]
+    );
+}
+
+/// A name whose one label is 64 characters, one too many.
+const LONG_LABEL: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+#[test]
+fn a_node_without_addresses_or_with_an_invalid_name_fails_alone_and_keeps_its_records() {
+    let nodes = [
+        Fake::new("bare"),
+        Fake::new(LONG_LABEL).external("1.2.3.4"),
+        Fake::new("ok").external("1.2.3.5"),
+    ];
+    let out = evaluate(&none(), &nodes);
+    let bare = ObjectKey::new(ResourceKind::Node, "", "bare");
+    assert!(out.failed.contains(&bare), "{:?}", out.failed);
+    assert!(
+        out.failed
+            .why(&bare)
+            .is_some_and(|w| w.contains("no ExternalIP or InternalIP"))
+    );
+    assert_eq!(out.failed.len(), 2, "{:?}", out.failed);
+    let names: Vec<&str> = out.endpoints.iter().map(|e| e.dns_name.as_str()).collect();
+    assert_eq!(names, ["ok"]);
+}
+
+#[test]
+fn a_failing_template_fails_its_node_alone() {
+    let flags = Flags {
+        fqdn_template: Some("{{.Spec.Nope}}.example.org"),
+        ..none()
+    };
+    let src = source(&flags);
+    // The template reads a field no Node has: refused when the fields are computed, so run it without.
+    let mut loader = Loader::new(LoadOptions::default());
+    loader
+        .add_str(
+            &Fake::new("node1").external("1.2.3.4").json().to_string(),
+            Path::new("n.json"),
+            Format::Json,
+        )
+        .expect("loads");
+    let store = loader.finish().store;
+    let out = futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates");
+    assert!(out.failed.contains(&ObjectKey::new(ResourceKind::Node, "", "node1")));
+    assert!(out.endpoints.is_empty());
+}
+
+#[test]
+fn a_change_re_evaluates_only_the_changed_node() {
+    let src = source(&none());
+    let before = store(
+        &src,
+        &[Fake::new("a").external("1.2.3.4"), Fake::new("b").external("1.2.3.5")],
+    );
+    let after = store(
+        &src,
+        &[Fake::new("a").external("1.2.3.9"), Fake::new("b").external("1.2.3.5")],
+    );
+    let a = ObjectKey::new(ResourceKind::Node, "", "a");
+    let changes = ChangeSet::of(a.clone());
+    assert_eq!(src.affected(&after, &changes), Some(BTreeSet::from([a.clone()])));
+    assert_eq!(
+        src.affected(&after, &ChangeSet::of(ObjectKey::new(ResourceKind::Service, "ns", "a"))),
+        Some(BTreeSet::new()),
+        "a Service change re-evaluates no Node"
+    );
+    let only = BTreeSet::from([a.clone()]);
+    let eval = futures::executor::block_on(src.evaluate(&after, Objects::Only(&only))).expect("evaluates");
+    let objects: Vec<&ObjectKey> = eval.objects.iter().map(|o| &o.object).collect();
+    assert_eq!(objects, [&a]);
+    let pipeline = Pipeline::new(vec![Box::new(src)], PipelineConfig::default());
+    let changed = futures::executor::block_on(check_against_full(
+        &pipeline,
+        &before,
+        &after,
+        &changes,
+        "a node's address",
+    ));
+    assert!(changed.names.contains("a"), "{:?}", changed.names);
+}
+
+#[test]
+fn the_source_watches_nodes_only_and_reads_no_kind_whole() {
+    let src = source(&none());
+    assert_eq!(src.watched_kinds(), [ResourceKind::Node]);
+    assert!(src.reads_whole().is_empty());
+}
