@@ -381,24 +381,10 @@ fn strict_route53_tlsa_https_and_svcb_from_a_dns_endpoint_round_trip() {
     let fake = Fake::start_in_background();
     let zone = fake.zone("example.org", false, &[]);
     let dir = tempdir();
-    let digest = "3F6D8A7D4E5C2B1A09F8E7D6C5B4A3928170F6E5D4C3B2A1908F7E6D5C4B3A29";
-    let tlsa = format!("3 1 1 {digest}");
-    let publish = |https: &str, with_tlsa: bool| {
-        let mut entries = vec![
-            ("web.example.org", "HTTPS", https),
-            ("_dns.example.org", "SVCB", "0 svc.example.net"),
-        ];
-        if with_tlsa {
-            entries.push(("_443._tcp.web.example.org", "TLSA", tlsa.as_str()));
-        }
-        write_manifests(dir.path(), &manifests::dns_endpoint("web", &entries));
-    };
-    let types = [
-        "--source=crd",
-        "--managed-record-types=TLSA",
-        "--managed-record-types=HTTPS",
-        "--managed-record-types=SVCB",
-    ];
+    let digest = manifests::TLSA_DIGEST;
+    let publish =
+        |https: &str, with_tlsa: bool| write_manifests(dir.path(), &manifests::typed_records(https, with_tlsa));
+    let types = manifests::TYPED_RECORD_FLAGS;
     publish("1 . port=8443 alpn=\"h2,h3\"", true);
     ok(&extdns(&fake.url, dir.path(), &types), "first sync");
     assert_eq!(

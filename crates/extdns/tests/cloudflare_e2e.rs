@@ -10,7 +10,7 @@ use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
 use extdns_test_support::connector::GobEndpoint;
 use extdns_test_support::differential::{self, Objects, TwoFakes};
 use extdns_test_support::lines::owned_txt_names;
-use extdns_test_support::manifests::{self, lb_service, web};
+use extdns_test_support::manifests::{self, TLSA_DIGEST, TYPED_RECORD_FLAGS, lb_service, web};
 use extdns_test_support::tls_proxy::TlsProxy;
 
 const OWNER: &str = "e2e";
@@ -192,18 +192,6 @@ fn cloudflare_provider_specific_6731_dnsendpoint_names_canonical_and_legacy() {
     assert_eq!(cf.state().requests.writes(), writes, "a second run changes nothing");
 }
 
-/// A SHA-256 digest in upper case, as users paste it from `openssl`: both controllers write it lower-case.
-const DIGEST: &str = "3F6D8A7D4E5C2B1A09F8E7D6C5B4A3928170F6E5D4C3B2A1908F7E6D5C4B3A29";
-
-/// The `--managed-record-types` that manage the typed types beside the ownership TXT records.
-const TYPED: [&str; 5] = [
-    "--source=crd",
-    "--managed-record-types=TXT",
-    "--managed-record-types=TLSA",
-    "--managed-record-types=HTTPS",
-    "--managed-record-types=SVCB",
-];
-
 /// TLSA, HTTPS and SVCB from a DNSEndpoint through the whole controller: written as Cloudflare's `data`, each
 /// with its ownership record (`tlsa-`, `https-`, `svcb-`), a second sync changes nothing (what is read back
 /// compares equal to what the DNSEndpoint asks, the digest's case and the SvcParams' order aside), an update
@@ -211,23 +199,14 @@ const TYPED: [&str; 5] = [
 #[test]
 fn cloudflare_tlsa_https_and_svcb_from_a_dns_endpoint_round_trip() {
     let (cf, dir) = example_org();
-    let publish = |https: &str, with_tlsa: bool| {
-        let mut entries = vec![
-            ("web.example.org", "HTTPS", https),
-            ("_dns.example.org", "SVCB", "0 svc.example.net"),
-        ];
-        let tlsa = format!("3 1 1 {DIGEST}");
-        if with_tlsa {
-            entries.push(("_443._tcp.web.example.org", "TLSA", tlsa.as_str()));
-        }
-        write_manifests(dir.path(), &[manifests::dns_endpoint("web", &entries)]);
-    };
+    let publish =
+        |https: &str, with_tlsa: bool| write_manifests(dir.path(), &[manifests::typed_records(https, with_tlsa)]);
     publish("1 . port=8443 alpn=\"h2,h3\"", true);
-    ok(&extdns(&cf, dir.path(), &TYPED), "first sync");
+    ok(&extdns(&cf, dir.path(), &TYPED_RECORD_FLAGS), "first sync");
     assert_eq!(
         records(&cf),
         [
-            format!("_443._tcp.web.example.org TLSA 3 1 1 {DIGEST} proxied=false ttl=1"),
+            format!("_443._tcp.web.example.org TLSA 3 1 1 {TLSA_DIGEST} proxied=false ttl=1"),
             "_dns.example.org SVCB 0 svc.example.net. proxied=false ttl=1".to_string(),
             "web.example.org HTTPS 1 . alpn=h2,h3 port=8443 proxied=false ttl=1".to_string(),
         ]
@@ -241,11 +220,11 @@ fn cloudflare_tlsa_https_and_svcb_from_a_dns_endpoint_round_trip() {
         ]
     );
     let writes = cf.state().requests.writes();
-    ok(&extdns(&cf, dir.path(), &TYPED), "second sync");
+    ok(&extdns(&cf, dir.path(), &TYPED_RECORD_FLAGS), "second sync");
     assert_eq!(cf.state().requests.writes(), writes, "a second sync changes nothing");
 
     publish("1 . alpn=h3", false);
-    ok(&extdns(&cf, dir.path(), &TYPED), "update and delete");
+    ok(&extdns(&cf, dir.path(), &TYPED_RECORD_FLAGS), "update and delete");
     assert_eq!(
         records(&cf),
         [
@@ -317,7 +296,7 @@ fn cloudflare_tlsa_beside_external_dns() {
             );
             assert_eq!(zone(&fakes.ours), zone(&fakes.theirs), "{what}: the same records");
         };
-        let first = format!("3 1 1 {DIGEST}");
+        let first = format!("3 1 1 {TLSA_DIGEST}");
         publish(&[first.as_str()]);
         step("create");
         assert!(
@@ -332,7 +311,7 @@ fn cloudflare_tlsa_beside_external_dns() {
                 .iter()
                 .any(|l| l.starts_with("tlsa-_443._tcp.web.example.org TXT"))
         );
-        let second = format!("3 1 1 {}", DIGEST.to_lowercase().replace('3', "4"));
+        let second = format!("3 1 1 {}", TLSA_DIGEST.to_lowercase().replace('3', "4"));
         publish(&[second.as_str()]);
         step("update");
         differential::assert_writes_nothing(

@@ -297,24 +297,10 @@ fn apexes_against_external_dns() {
 fn google_tlsa_https_and_svcb_from_a_dns_endpoint_round_trip() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
     let (home, dir) = (tempdir(), tempdir());
-    let digest = "3F6D8A7D4E5C2B1A09F8E7D6C5B4A3928170F6E5D4C3B2A1908F7E6D5C4B3A29";
-    let tlsa = format!("3 1 1 {digest}");
-    let publish = |https: &str, with_tlsa: bool| {
-        let mut entries = vec![
-            ("web.example.org", "HTTPS", https),
-            ("_dns.example.org", "SVCB", "0 svc.example.net"),
-        ];
-        if with_tlsa {
-            entries.push(("_443._tcp.web.example.org", "TLSA", tlsa.as_str()));
-        }
-        cli::write_manifests(dir.path(), &manifests::dns_endpoint("web", &entries));
-    };
-    let types = [
-        "--source=crd",
-        "--managed-record-types=TLSA",
-        "--managed-record-types=HTTPS",
-        "--managed-record-types=SVCB",
-    ];
+    let digest = manifests::TLSA_DIGEST;
+    let publish =
+        |https: &str, with_tlsa: bool| cli::write_manifests(dir.path(), &manifests::typed_records(https, with_tlsa));
+    let types = manifests::TYPED_RECORD_FLAGS;
     let typed = |fake: &FakeGoogle| -> Vec<String> {
         let lines = fake.lines();
         lines.into_iter().filter(|l| !l.contains(" TXT ")).collect()

@@ -85,3 +85,29 @@ pub fn dns_endpoint(name: &str, entries: &[(&str, &str, &str)]) -> String {
         entries.concat()
     )
 }
+
+/// A SHA-256 digest in upper case, as users paste it from `openssl`: every provider writes it lower-case.
+pub const TLSA_DIGEST: &str = "3F6D8A7D4E5C2B1A09F8E7D6C5B4A3928170F6E5D4C3B2A1908F7E6D5C4B3A29";
+
+/// The flags that add the DNSEndpoint source and manage TLSA, HTTPS and SVCB records.
+pub const TYPED_RECORD_FLAGS: [&str; 4] = [
+    "--source=crd",
+    "--managed-record-types=TLSA",
+    "--managed-record-types=HTTPS",
+    "--managed-record-types=SVCB",
+];
+
+/// The DNSEndpoint `web` the typed-record round trips publish in example.org: `web` HTTPS `https`,
+/// `_dns` SVCB in alias mode to `svc.example.net` (written without its dot), and with `with_tlsa`
+/// `_443._tcp.web` TLSA `3 1 1` [`TLSA_DIGEST`].
+pub fn typed_records(https: &str, with_tlsa: bool) -> String {
+    let tlsa = format!("3 1 1 {TLSA_DIGEST}");
+    let mut entries = vec![
+        ("web.example.org", "HTTPS", https),
+        ("_dns.example.org", "SVCB", "0 svc.example.net"),
+    ];
+    if with_tlsa {
+        entries.push(("_443._tcp.web.example.org", "TLSA", tlsa.as_str()));
+    }
+    dns_endpoint("web", &entries)
+}
