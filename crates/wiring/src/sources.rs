@@ -5,11 +5,13 @@
 use std::sync::Arc;
 
 use extdns_informer::manifests::LoadOptions;
+use extdns_informer::view::F5Kind;
 use extdns_informer::view::RouteKind;
 use extdns_source::resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 use extdns_source::wrappers::PipelineConfig;
 use extdns_source::{Pipeline, ProviderRoute, Source, SourceConfig};
 use extdns_source_crd::{CrdSource, CrdSourceConfig};
+use extdns_source_f5::{F5Source, F5SourceConfig};
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 use extdns_source_ingress::{IngressSource, IngressSourceConfig};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
@@ -25,6 +27,8 @@ pub enum EnabledSource {
     Ingress,
     /// `crd` (DNSEndpoint objects).
     Crd,
+    /// `f5-virtualserver` or `f5-transportserver`.
+    F5(F5Kind),
 }
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
@@ -41,6 +45,8 @@ pub struct SourceSettings {
     pub ingress: IngressSourceConfig,
     /// The crd source's configuration.
     pub crd: CrdSourceConfig,
+    /// The F5 sources' configuration (both kinds).
+    pub f5: F5SourceConfig,
     /// The wrappers every source's endpoints go through.
     pub pipeline: PipelineConfig,
     /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
@@ -58,6 +64,7 @@ impl SourceSettings {
         self.service.common.route = Some(route.clone());
         self.gateway.common.route = Some(route.clone());
         self.ingress.common.route = Some(route.clone());
+        self.f5.common.route = Some(route.clone());
         self.crd.route = Some(route);
     }
 }
@@ -73,6 +80,7 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 EnabledSource::Route(kind) => Box::new(GatewayRouteSource::new(kind, settings.gateway.clone())),
                 EnabledSource::Crd => Box::new(CrdSource::new(settings.crd.clone())),
                 EnabledSource::Ingress => Box::new(IngressSource::new(settings.ingress.clone())),
+                EnabledSource::F5(kind) => Box::new(F5Source::new(kind, settings.f5.clone())),
             }
         })
         .collect()

@@ -17,6 +17,7 @@ pub mod cloudflare;
 pub mod coredns;
 mod crd;
 pub mod dns_server;
+mod f5;
 pub mod fleet;
 mod gateway;
 pub mod google;
@@ -40,7 +41,7 @@ use extdns_controller::{ControllerConfig, DeletionGuard};
 use extdns_endpoint::{DomainFilter, RecordType};
 use extdns_informer::PodAnnotationPrefixes;
 use extdns_informer::manifests::LoadOptions;
-use extdns_informer::view::RouteKind;
+use extdns_informer::view::{F5Kind, RouteKind};
 use extdns_plan::{PlanConfig, Policy};
 use extdns_provider::pace::Rate;
 use extdns_provider::{Batching, ZoneSelection};
@@ -139,6 +140,8 @@ fn enabled_source(name: SourceName) -> Option<EnabledSource> {
         SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
         SourceName::Ingress => EnabledSource::Ingress,
         SourceName::Crd => EnabledSource::Crd,
+        SourceName::F5VirtualServer => EnabledSource::F5(F5Kind::VirtualServer),
+        SourceName::F5TransportServer => EnabledSource::F5(F5Kind::TransportServer),
         _ => return None,
     })
 }
@@ -225,6 +228,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let crd = crd::config(flags, &common, &mut load_options.overrides)?;
     load_options.template_fields = kept_template_fields(&enabled, &common, &service)?;
     let ingress = ingress::config(flags, common.clone())?;
+    let f5 = f5::config(&enabled, &service, common.clone())?;
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {
@@ -233,6 +237,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         gateway,
         ingress,
         crd,
+        f5,
         pipeline,
         load_options,
     })
@@ -253,6 +258,9 @@ fn kept_template_fields(
             EnabledSource::Route(r) => Some(TemplateKind::Route(*r)),
             EnabledSource::Ingress => Some(TemplateKind::Ingress),
             EnabledSource::Crd => None,
+            // external-dns's F5 template records take their targets from --target-template only, which
+            // extdns refuses: --fqdn-template never reaches them (docs/migration.md).
+            EnabledSource::F5(_) => None,
         })
         .collect();
     let service_only: &[TemplateKind] = if enabled.contains(&EnabledSource::Service) {
