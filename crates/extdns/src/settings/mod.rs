@@ -178,6 +178,9 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let mut enabled = Vec::new();
     for &name in &s.source {
         let Some(source) = enabled_source(name) else {
+            if let Some(why) = unsupported::source_refusal(name) {
+                return fail(why);
+            }
             return fail(format!("source {name} is not supported by extdns yet"));
         };
         if !enabled.contains(&source) {
