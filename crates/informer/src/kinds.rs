@@ -21,6 +21,7 @@ pub use extdns_object::{ChangeKey, KINDS, KindSpec, ResourceKind, Scope, WatchIn
 pub use crate::watched::Watched;
 
 use crate::dnsendpoint::DnsEndpoint;
+use crate::f5;
 
 /// The API resource of a row's version, what a watch or list of the kind addresses.
 pub trait ApiResourceOf {
@@ -66,6 +67,8 @@ pub(crate) fn dispatch<V: KindVisitor>(kind: ResourceKind, v: V) -> V::Output {
         ResourceKind::Route(RouteKind::Udp) => v.visit::<UdpRoute>(),
         ResourceKind::Ingress => v.visit::<networking::Ingress>(),
         ResourceKind::DnsEndpoint => v.visit::<DnsEndpoint>(),
+        ResourceKind::F5VirtualServer => v.visit::<f5::VirtualServer>(),
+        ResourceKind::F5TransportServer => v.visit::<f5::TransportServer>(),
     }
 }
 

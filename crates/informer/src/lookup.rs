@@ -10,8 +10,8 @@ use crate::ResourceKind;
 use crate::index::Ref;
 use crate::item::Item;
 use crate::view::{
-    DnsEndpoint, EndpointSlice, Gateway, HEADLESS, Ingress, LOCAL_NODE_PORT, ListenerSet, NODE_PORT, Namespace, Node,
-    Pod, Route, RouteKind, Service,
+    DnsEndpoint, EndpointSlice, F5Kind, F5Server, Gateway, HEADLESS, Ingress, LOCAL_NODE_PORT, ListenerSet, NODE_PORT,
+    Namespace, Node, Pod, Route, RouteKind, Service,
 };
 
 /// The lookups sources use, by view.
@@ -110,6 +110,16 @@ impl ClusterStore {
     /// One Ingress, for an incremental evaluation.
     pub fn ingress(&self, namespace: &str, name: &str) -> Option<Arc<Ingress>> {
         self.index::<Ingress>(ResourceKind::Ingress)?.get(namespace, name)
+    }
+
+    /// All F5 VirtualServers or TransportServers in scope.
+    pub fn f5_servers(&self, kind: F5Kind) -> Vec<Arc<F5Server>> {
+        self.all(kind.resource_kind())
+    }
+
+    /// One F5 VirtualServer or TransportServer, for an incremental evaluation.
+    pub fn f5_server(&self, kind: F5Kind, namespace: &str, name: &str) -> Option<Arc<F5Server>> {
+        self.index::<F5Server>(kind.resource_kind())?.get(namespace, name)
     }
 }
 

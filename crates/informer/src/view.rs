@@ -57,6 +57,8 @@ item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
 
 item_with_meta!(Route, |route| ResourceKind::Route(route.kind), template_fields: template_fields, refs: route_refs);
 
+item_with_meta!(F5Server, |server| server.kind.resource_kind());
+
 impl Item for Pod {
     type Uid = ();
     fn kind(&self) -> ResourceKind {
@@ -634,6 +636,46 @@ pub struct Ingress {
     /// The fields templates read beyond the above: JSON text trimmed to their paths
     /// ([`crate::TemplateFields`]).
     pub template_fields: Option<Box<str>>,
+}
+
+// ------------------------------------------------------------------------------------------ cis.f5.com
+
+/// Which F5 kind an [`F5Server`] is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum F5Kind {
+    /// A VirtualServer (HTTP; has `hostAliases`).
+    #[default]
+    VirtualServer,
+    /// A TransportServer (TCP/UDP; one `host`).
+    TransportServer,
+}
+
+impl F5Kind {
+    /// The kind of the table this is.
+    pub fn resource_kind(self) -> ResourceKind {
+        match self {
+            F5Kind::VirtualServer => ResourceKind::F5VirtualServer,
+            F5Kind::TransportServer => ResourceKind::F5TransportServer,
+        }
+    }
+}
+
+/// An F5 VirtualServer or TransportServer: the names it asks for and its addresses. Absent strings are
+/// empty: the source treats both alike.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct F5Server {
+    /// Which of the two kinds.
+    pub kind: F5Kind,
+    /// Identity, labels and annotations.
+    pub meta: Meta,
+    /// `spec.host`.
+    pub host: String,
+    /// `spec.hostAliases` (VirtualServers only; empty for TransportServers).
+    pub host_aliases: Vec<String>,
+    /// `spec.virtualServerAddress`.
+    pub virtual_server_address: String,
+    /// `status.vsAddress`.
+    pub vs_address: String,
 }
 
 /// The Service groups of the reverse index: every NodePort Service reads every Node; some headless

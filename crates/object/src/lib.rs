@@ -57,6 +57,10 @@ pub enum ResourceKind {
     /// external-dns's DNSEndpoint; its group, version and kind may be configured (the informer's
     /// `KindOverrides`).
     DnsEndpoint,
+    /// F5 CIS's cis.f5.com VirtualServer (`--source=f5-virtualserver`).
+    F5VirtualServer,
+    /// F5 CIS's cis.f5.com TransportServer (`--source=f5-transportserver`).
+    F5TransportServer,
 }
 
 /// The Gateway API route kinds extdns has sources for.
@@ -130,11 +134,14 @@ pub struct KindSpec {
 
 const GATEWAY_API: &str = "gateway.networking.k8s.io";
 
+/// F5 Container Ingress Services' API group.
+const F5: &str = "cis.f5.com";
+
 /// The table: every kind extdns can watch, in [`ResourceKind`] order. Each row: the kind, its API kind and
 /// group, the versions extdns reads (the one it watches first), its plural, where it is watched and how its
 /// changes enter the change set.
 #[rustfmt::skip]
-pub static KINDS: [KindSpec; 14] = {
+pub static KINDS: [KindSpec; 16] = {
     use ChangeKey::{Group, Own};
     use ResourceKind as K;
     use Scope::{Cluster, Namespaced};
@@ -155,6 +162,9 @@ pub static KINDS: [KindSpec; 14] = {
         row(K::Route(RouteKind::Udp), "UDPRoute", GW, &["v1", "v1alpha2"], "udproutes", Namespaced(Sources), Own),
         row(K::Ingress, "Ingress", "networking.k8s.io", &["v1"], "ingresses", Namespaced(Sources), Own),
         row(K::DnsEndpoint, "DNSEndpoint", "externaldns.k8s.io", &["v1alpha1"], "dnsendpoints", Namespaced(Sources), Own),
+        // F5 Container Ingress Services.
+        row(K::F5VirtualServer, "VirtualServer", F5, &["v1"], "virtualservers", Namespaced(Sources), Own),
+        row(K::F5TransportServer, "TransportServer", F5, &["v1"], "transportservers", Namespaced(Sources), Own),
     ]
 };
 
@@ -226,6 +236,8 @@ impl ResourceKind {
             ResourceKind::Route(r) => 7 + r as usize,
             ResourceKind::Ingress => 12,
             ResourceKind::DnsEndpoint => 13,
+            ResourceKind::F5VirtualServer => 14,
+            ResourceKind::F5TransportServer => 15,
         }
     }
 
@@ -254,31 +266,28 @@ impl ResourceKind {
     }
 
     /// How the `resource` label external-dns writes names this kind: the API kind in lower case, except
-    /// DNSEndpoints, which external-dns labels `crd` whatever their kind.
+    /// DNSEndpoints, which external-dns labels `crd` whatever their kind, and the kinds whose source writes
+    /// its own name there (`f5-virtualserver`).
     pub fn label_name(self) -> Cow<'static, str> {
         match self.label_spelling() {
-            "crd" => Cow::Borrowed("crd"),
+            own if !own.bytes().any(|b| b.is_ascii_uppercase()) => Cow::Borrowed(own),
             kind => Cow::Owned(kind.to_ascii_lowercase()),
         }
     }
 
-    /// [`label_name`](Self::label_name) before lower-casing: the API kind, or `crd`.
+    /// [`label_name`](Self::label_name) before lower-casing: the API kind, or the name the source writes.
     fn label_spelling(self) -> &'static str {
         match self {
             ResourceKind::DnsEndpoint => "crd",
+            ResourceKind::F5VirtualServer => "f5-virtualserver",
+            ResourceKind::F5TransportServer => "f5-transportserver",
             k => k.kind(),
         }
     }
 
-    /// The kind the `resource` label spells `lower` (`service`, `httproute`, `crd`).
+    /// The kind the `resource` label spells `lower` (`service`, `httproute`, `crd`, `f5-virtualserver`).
     pub fn from_lowercase(lower: &str) -> Option<ResourceKind> {
-        if lower == "crd" {
-            return Some(ResourceKind::DnsEndpoint);
-        }
-        KINDS
-            .iter()
-            .find(|s| s.name.eq_ignore_ascii_case(lower))
-            .map(|s| s.kind)
+        ResourceKind::all().find(|k| k.label_spelling().eq_ignore_ascii_case(lower))
     }
 }
 
@@ -472,6 +481,20 @@ mod tests {
         );
         assert_eq!(ResourceKind::DnsEndpoint.label_name(), "crd");
         assert_eq!(ResourceKind::from_lowercase("crd"), Some(ResourceKind::DnsEndpoint));
+    }
+
+    #[test]
+    fn f5_kinds_are_labelled_by_their_source_name_as_external_dns_writes_them() {
+        let vs = ObjectKey::new(ResourceKind::F5VirtualServer, "default", "web");
+        assert_eq!(vs.resource_label(), "f5-virtualserver/default/web");
+        assert_eq!(ObjectKey::from_resource_label("f5-virtualserver/default/web"), Some(vs));
+        let ts = ObjectKey::new(ResourceKind::F5TransportServer, "default", "db");
+        assert_eq!(ts.resource_label(), "f5-transportserver/default/db");
+        assert_eq!(ObjectKey::from_resource_label("virtualserver/default/web"), None);
+        assert_eq!(
+            ResourceKind::from_api_version("cis.f5.com/v1", "TransportServer"),
+            Some(ResourceKind::F5TransportServer)
+        );
     }
 
     #[test]

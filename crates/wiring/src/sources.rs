@@ -5,11 +5,13 @@
 use std::sync::Arc;
 
 use extdns_informer::manifests::LoadOptions;
+use extdns_informer::view::F5Kind;
 use extdns_informer::view::RouteKind;
 use extdns_source::resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 use extdns_source::wrappers::PipelineConfig;
 use extdns_source::{Pipeline, ProviderRoute, Source, SourceConfig};
 use extdns_source_crd::{CrdSource, CrdSourceConfig};
+use extdns_source_f5::{F5Source, F5SourceConfig};
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 use extdns_source_ingress::{IngressSource, IngressSourceConfig};
 use extdns_source_node::{NodeSource, NodeSourceConfig};
@@ -31,6 +33,8 @@ pub enum EnabledSource {
     Node,
     /// `pod`.
     Pod,
+    /// `f5-virtualserver` or `f5-transportserver`.
+    F5(F5Kind),
 }
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
@@ -47,6 +51,8 @@ pub struct SourceSettings {
     pub ingress: IngressSourceConfig,
     /// The crd source's configuration.
     pub crd: CrdSourceConfig,
+    /// The F5 sources' configuration (both kinds).
+    pub f5: F5SourceConfig,
     /// The wrappers every source's endpoints go through.
     pub pipeline: PipelineConfig,
     /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
@@ -70,6 +76,7 @@ impl SourceSettings {
         self.ingress.common.route = Some(route.clone());
         self.node.common.route = Some(route.clone());
         self.pod.common.route = Some(route.clone());
+        self.f5.common.route = Some(route.clone());
         self.crd.route = Some(route);
     }
 }
@@ -87,6 +94,7 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 EnabledSource::Ingress => Box::new(IngressSource::new(settings.ingress.clone())),
                 EnabledSource::Node => Box::new(NodeSource::new(settings.node.clone())),
                 EnabledSource::Pod => Box::new(PodSource::new(settings.pod.clone())),
+                EnabledSource::F5(kind) => Box::new(F5Source::new(kind, settings.f5.clone())),
             }
         })
         .collect()

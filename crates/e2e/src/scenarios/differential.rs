@@ -59,8 +59,19 @@ fn compare(ctx: &mut Ctx, ns: &str) -> Result<()> {
     extdns.once(&ctx.cp, &ours)?;
     sources::check_published(&ours, &want)?;
 
-    let zone_theirs = dns::zone(&theirs)?;
-    let zone_ours = dns::zone(&ours)?;
+    same_zones(&theirs, &ours)?;
+
+    // Take-over, both ways: each controller finds the other's zone already right.
+    takeover(ctx, &extdns, &theirs, "extdns on external-dns's zone")?;
+    takeover(ctx, &external_dns, &ours, "external-dns on extdns's zone")?;
+    Ok(())
+}
+
+/// external-dns's zone on `theirs` and extdns's on `ours` hold the same records, but for extdns's documented
+/// choices ([`dns::DOCUMENTED`]); returns extdns's.
+pub(super) fn same_zones(theirs: &DnsServer, ours: &DnsServer) -> Result<Vec<Record>> {
+    let zone_theirs = dns::zone(theirs)?;
+    let zone_ours = dns::zone(ours)?;
     let undocumented = differences(&zone_theirs, &zone_ours);
     if !undocumented.is_empty() {
         bail!(
@@ -69,11 +80,7 @@ fn compare(ctx: &mut Ctx, ns: &str) -> Result<()> {
         );
     }
     eprintln!("  identical zones: {} records", zone_ours.len());
-
-    // Take-over, both ways: each controller finds the other's zone already right.
-    takeover(ctx, &extdns, &theirs, "extdns on external-dns's zone")?;
-    takeover(ctx, &external_dns, &ours, "external-dns on extdns's zone")?;
-    Ok(())
+    Ok(zone_ours)
 }
 
 /// Every kind of object, plus two pairs of endpoints external-dns resolves by Go map order (see
@@ -151,6 +158,7 @@ pub(super) fn settle_external_dns(
     bail!("external-dns's zone did not settle in {EXTERNAL_DNS_RUNS} runs")
 }
 
+/// `run` once on the zone `server` holds: it must change nothing (the serial and every record as they were).
 pub(super) fn takeover(ctx: &Ctx, run: &Run<'_>, server: &DnsServer, what: &str) -> Result<()> {
     let before = dns::zone(server)?;
     let serial = server.serial(dns::ZONE);

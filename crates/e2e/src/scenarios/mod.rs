@@ -35,6 +35,8 @@ pub mod streaming;
 pub mod templates;
 pub mod undecodable;
 pub mod wait;
+// The remaining v0.23 sources.
+pub mod f5;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -307,5 +309,11 @@ pub const ALL: &[Scenario] = &[
         about: "every deploy/ overlay with both components built by kubectl kustomize and applied; the rfc2136 one publishes into BIND",
         default: true,
         run: install::kustomize,
+    },
+    Scenario {
+        name: "f5",
+        about: "F5 CIS v2.20.2's CRDs: VirtualServers and TransportServers published by external-dns v0.23.0 and by extdns with the same flags: identical zones, take-over both ways changes nothing",
+        default: true,
+        run: f5::run,
     },
 ];

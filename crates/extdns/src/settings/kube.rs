@@ -24,6 +24,9 @@ pub(crate) fn config(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
         for kind in RouteKind::ALL {
             label_selectors.insert(ResourceKind::Route(kind), selector.clone());
         }
+        for kind in [ResourceKind::F5VirtualServer, ResourceKind::F5TransportServer] {
+            label_selectors.insert(kind, selector.clone());
+        }
     }
     if !gateway.gateway_label_filter.is_everything() {
         label_selectors.insert(ResourceKind::Gateway, gateway.gateway_label_filter.to_string());

@@ -17,6 +17,7 @@ pub mod cloudflare;
 pub mod coredns;
 mod crd;
 pub mod dns_server;
+mod f5;
 pub mod fleet;
 mod gateway;
 pub mod google;
@@ -42,7 +43,7 @@ use extdns_controller::{ControllerConfig, DeletionGuard};
 use extdns_endpoint::{DomainFilter, RecordType};
 use extdns_informer::PodAnnotationPrefixes;
 use extdns_informer::manifests::LoadOptions;
-use extdns_informer::view::RouteKind;
+use extdns_informer::view::{F5Kind, RouteKind};
 use extdns_plan::{PlanConfig, Policy};
 use extdns_provider::pace::Rate;
 use extdns_provider::{Batching, ZoneSelection};
@@ -143,6 +144,8 @@ fn enabled_source(name: SourceName) -> Option<EnabledSource> {
         SourceName::Crd => EnabledSource::Crd,
         SourceName::Node => EnabledSource::Node,
         SourceName::Pod => EnabledSource::Pod,
+        SourceName::F5VirtualServer => EnabledSource::F5(F5Kind::VirtualServer),
+        SourceName::F5TransportServer => EnabledSource::F5(F5Kind::TransportServer),
         _ => return None,
     })
 }
@@ -179,6 +182,9 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let mut enabled = Vec::new();
     for &name in &s.source {
         let Some(source) = enabled_source(name) else {
+            if let Some(why) = unsupported::source_refusal(name) {
+                return fail(why);
+            }
             return fail(format!("source {name} is not supported by extdns yet"));
         };
         if !enabled.contains(&source) {
@@ -234,6 +240,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     if enabled.contains(&EnabledSource::Pod) {
         load_options.pod_annotation_prefixes = pod::kept_annotations(&pod);
     }
+    let f5 = f5::config(&enabled, &service, common.clone())?;
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {
@@ -242,6 +249,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         gateway,
         ingress,
         crd,
+        f5,
         pipeline,
         load_options,
         node,
@@ -267,6 +275,9 @@ fn kept_template_fields(
             EnabledSource::Crd => None,
             EnabledSource::Node => Some(TemplateKind::Node),
             EnabledSource::Pod => Some(TemplateKind::Pod),
+            // external-dns's F5 template records take their targets from --target-template only, which
+            // extdns refuses: --fqdn-template never reaches them (docs/migration.md).
+            EnabledSource::F5(_) => None,
         })
         .collect();
     let target_kinds: Vec<TemplateKind> = kinds

@@ -10,10 +10,28 @@ pub(crate) fn sources(flags: &Flags) -> Result<(), ValidationError> {
     if !t.is_empty() {
         return refuse(format!(
             "--target-template is read only by external-dns's gloo-proxy, f5-virtualserver, f5-transportserver, \
-             traefik-proxy and unstructured sources, which extdns does not have (got {t:?}); remove it"
+             traefik-proxy and unstructured sources, for which extdns does not run it (got {t:?}); remove it"
         ));
     }
     Ok(())
+}
+
+/// Why extdns refuses an external-dns source for good rather than "not yet": the project's CRDs cannot be
+/// had here (its Go module is not served), so the source could not be held to external-dns's behaviour on a
+/// real API server. docs/migration.md names them.
+pub(crate) fn source_refusal(name: crate::flags::SourceName) -> Option<String> {
+    use crate::flags::SourceName;
+    let project = match name {
+        SourceName::KongTcpIngress => "Kong's TCPIngress (configuration.konghq.com)",
+        SourceName::GlooProxy => "Gloo's Proxy and VirtualService (gloo.solo.io, gateway.solo.io)",
+        SourceName::SkipperRouteGroup => "Skipper's RouteGroup (zalando.org)",
+        _ => return None,
+    };
+    Some(format!(
+        "source {name} is not supported by extdns: {project} could not be tested against external-dns on a real API \
+         server, so extdns does not claim to publish what external-dns does (see docs/migration.md, \"Sources extdns \
+         refuses\"); keep running external-dns for it"
+    ))
 }
 
 /// Provider flags: checked by the controller and the webhook server.
@@ -46,6 +64,21 @@ pub(crate) fn providers(flags: &Flags) -> Result<(), ValidationError> {
 mod tests {
     use super::*;
     use crate::settings::tests::provider_flags;
+
+    #[test]
+    fn kong_gloo_and_skipper_are_refused_by_name_pointing_at_the_migration_guide() {
+        for source in ["kong-tcpingress", "gloo-proxy", "skipper-routegroup"] {
+            let e = crate::settings::sources(&provider_flags("inmemory", &[&format!("--source={source}")]))
+                .err()
+                .map(|e| e.0)
+                .unwrap_or_default();
+            assert!(
+                e.starts_with(&format!("source {source} is not supported by extdns: ")),
+                "{e}"
+            );
+            assert!(e.contains("docs/migration.md"), "{e}");
+        }
+    }
 
     #[test]
     fn defaults_pass_and_values_that_cannot_be_honoured_are_refused_with_the_reason() {

@@ -64,21 +64,59 @@ pub fn gateway_api_release(dir: &Path) -> Result<Vec<CustomResourceDefinition>> 
         .iter()
         .map(|plural| {
             let file = dir.join(format!("gateway.networking.k8s.io_{plural}.yaml"));
-            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-            // A CRD is one large document: the parser's node budget grows with it (no anchors in these files).
-            let defaults = serde_saphyr::Budget::default();
-            let options = serde_saphyr::options! {
-                budget: serde_saphyr::budget! {
-                    max_nodes: defaults.max_nodes.saturating_add(text.len()),
-                    max_events: defaults.max_events.saturating_add(text.len().saturating_mul(2)),
-                    max_total_scalar_bytes: defaults.max_total_scalar_bytes.max(text.len()),
-                },
+            let mut documents = yaml_documents(&file)?;
+            let value = match (documents.pop(), documents.is_empty()) {
+                (Some(value), true) => value,
+                _ => anyhow::bail!("{} is not one YAML document", file.display()),
             };
-            let value: serde_json::Value = serde_saphyr::from_str_with_options(&text, options)
-                .with_context(|| format!("parsing {}", file.display()))?;
             serde_json::from_value(value).with_context(|| format!("{} is not a CRD", file.display()))
         })
         .collect()
+}
+
+/// Every CRD a project publishes, as its Go module ships them: each `*.yaml` and `*.yml` file of `dir`
+/// (one of `EXTDNS_TEST_PROJECT_CRDS`'s subdirectories, `f5`, `emissary`, ...), in name order, each file one
+/// or more YAML documents; documents of other kinds (and empty ones) are left out.
+pub fn project(dir: &Path) -> Result<Vec<CustomResourceDefinition>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    files.retain(|f| f.extension().is_some_and(|e| e == "yaml" || e == "yml"));
+    files.sort();
+    let mut crds = Vec::new();
+    for file in &files {
+        for value in yaml_documents(file)? {
+            if value.get("kind").and_then(|k| k.as_str()) != Some("CustomResourceDefinition") {
+                continue;
+            }
+            crds.push(
+                serde_json::from_value(value)
+                    .with_context(|| format!("a CRD of {} does not decode", file.display()))?,
+            );
+        }
+    }
+    if crds.is_empty() {
+        anyhow::bail!("no CustomResourceDefinition in {}", dir.display());
+    }
+    Ok(crds)
+}
+
+/// The YAML documents of `file`. A CRD is one large document: the parser's node budget grows with the file
+/// (no anchors in these files).
+fn yaml_documents(file: &Path) -> Result<Vec<serde_json::Value>> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let defaults = serde_saphyr::Budget::default();
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_nodes: defaults.max_nodes.saturating_add(text.len()),
+            max_events: defaults.max_events.saturating_add(text.len().saturating_mul(2)),
+            max_total_scalar_bytes: defaults.max_total_scalar_bytes.max(text.len()),
+        },
+    };
+    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple_with_options(&text, options)
+        .with_context(|| format!("parsing {}", file.display()))?;
+    Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
 }
 
 /// The HTTPRoute CRD with `spec.hostnames` accepting any JSON value: a CRD whose schema lets through an
@@ -130,6 +168,32 @@ mod tests {
             .find(|c| c.spec.names.kind == "TCPRoute")
             .context("no TCPRoute CRD")?;
         assert_eq!(tcp.spec.versions[0].name, "v1alpha2");
+        Ok(())
+    }
+
+    #[test]
+    fn a_projects_crds_are_read_from_every_document_of_every_file() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let crd = |kind: &str, plural: &str| {
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: {plural}.example.org}}\n\
+                 spec:\n  group: example.org\n  names: {{kind: {kind}, plural: {plural}}}\n  scope: Namespaced\n  \
+                 versions: [{{name: v1, served: true, storage: true}}]\n"
+            )
+        };
+        let two = format!("---\n{}---\n# a comment only\n---\n{}", crd("A", "as"), crd("B", "bs"));
+        std::fs::write(dir.path().join("crds.yml"), two)?;
+        std::fs::write(
+            dir.path().join("other.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+        )?;
+        std::fs::write(dir.path().join("README.md"), "not yaml: [")?;
+        let kinds: Vec<String> = project(dir.path())?.into_iter().map(|c| c.spec.names.kind).collect();
+        assert_eq!(kinds, vec!["A", "B"]);
+        assert!(
+            project(tempfile::tempdir()?.path()).is_err(),
+            "a directory without CRDs is an error"
+        );
         Ok(())
     }
 

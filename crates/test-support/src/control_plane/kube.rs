@@ -53,6 +53,9 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
         ("externaldns.k8s.io/v1alpha1", "DNSProvider") => ("dnsproviders", true),
         ("externaldns.k8s.io/v1alpha1", "ClusterDNSProvider") => ("clusterdnsproviders", false),
         ("v1", "Secret") => ("secrets", true),
+        // F5 Container Ingress Services.
+        ("cis.f5.com/v1", "VirtualServer") => ("virtualservers", true),
+        ("cis.f5.com/v1", "TransportServer") => ("transportservers", true),
         _ => bail!("the e2e client does not know {api_version} {kind}"),
     };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
