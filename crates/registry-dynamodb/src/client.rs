@@ -420,8 +420,10 @@ mod tests {
             region: "eu-west-1".into(),
             credentials: CredentialSource::Static(extdns_aws::Credentials::new("AKIDTEST", "secret")),
             assume_role: None,
+            // A throttle is no attempt: waiting out the 30 s asked would pass the 10 s it may, so it gives up.
             backoff: Backoff {
                 max_attempts: 1,
+                throttled_for: Duration::from_secs(10),
                 ..Backoff::default()
             },
             request_timeout: Duration::from_secs(30),
