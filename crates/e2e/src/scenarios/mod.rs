@@ -34,6 +34,8 @@ pub mod streaming;
 pub mod templates;
 pub mod undecodable;
 pub mod wait;
+// The node and pod sources.
+pub mod node_pod;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -300,5 +302,11 @@ pub const ALL: &[Scenario] = &[
         about: "every deploy/ overlay with both components built by kubectl kustomize and applied; the rfc2136 one publishes into BIND",
         default: true,
         run: install::kustomize,
+    },
+    Scenario {
+        name: "node-pod",
+        about: "--source=node --source=pod: Nodes of every address shape and hostNetwork Pods published by external-dns v0.23.0 and extdns from the same flags: identical zones, take-over both ways changes nothing",
+        default: true,
+        run: node_pod::run,
     },
 ];
