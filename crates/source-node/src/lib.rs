@@ -44,7 +44,7 @@ use extdns_endpoint::{Endpoint, InvalidEndpoint, Target, Ttl, merge_endpoints, v
 use extdns_informer::view::Node;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::TemplateError;
-use extdns_source::template::{FqdnTemplate, TargetPair, target_pairs};
+use extdns_source::template::{FqdnTemplate, TargetPair, combine_step, target_pairs};
 use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 /// The `--source` name.
@@ -135,28 +135,18 @@ impl NodeSource {
         if !self.has_name_template() || combine {
             endpoints = self.endpoints_for_names(node, object, std::slice::from_ref(&node.name))?;
         }
-        if let Some(template) = &self.config.fqdn_target_template
-            && (combine || endpoints.is_empty())
-        {
-            let mut pairs = target_template_endpoints(node, object, template, common)?;
-            if combine {
-                endpoints.append(&mut pairs);
-            } else {
-                endpoints = pairs;
-            }
+        if let Some(template) = &self.config.fqdn_target_template {
+            combine_step(&mut endpoints, combine, || {
+                target_template_endpoints(node, object, template, common)
+            })?;
         }
-        if let Some(template) = &common.fqdn_template
-            && (combine || endpoints.is_empty())
-        {
-            let names = template
-                .execute(node, SOURCE_NAME, &common.annotations)
-                .map_err(NodeError::Template)?;
-            let mut templated = self.endpoints_for_names(node, object, &names)?;
-            if combine {
-                endpoints.append(&mut templated);
-            } else {
-                endpoints = templated;
-            }
+        if let Some(template) = &common.fqdn_template {
+            combine_step(&mut endpoints, combine, || {
+                let names = template
+                    .execute(node, SOURCE_NAME, &common.annotations)
+                    .map_err(NodeError::Template)?;
+                self.endpoints_for_names(node, object, &names)
+            })?;
         }
         Ok(endpoints)
     }

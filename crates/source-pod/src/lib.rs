@@ -56,7 +56,7 @@ use extdns_endpoint::{Endpoint, InvalidEndpoint, Target, merge_endpoints};
 use extdns_informer::view::Pod;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind, Unavailable};
 use extdns_source::TemplateError;
-use extdns_source::template::{FqdnTemplate, TargetPair, target_pairs};
+use extdns_source::template::{FqdnTemplate, TargetPair, combine_step, target_pairs};
 use extdns_source::{Evaluation, Failures, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 use crate::records::Records;
@@ -139,28 +139,18 @@ impl PodSource {
         let common = &self.config.common;
         let combine = common.combine_fqdn_annotation;
         let mut endpoints = annotations::endpoints(&self.config, cluster, pod, object)?;
-        if let Some(template) = &self.config.fqdn_target_template
-            && (combine || endpoints.is_empty())
-        {
-            let mut pairs = target_template_endpoints(pod, object, template, common)?;
-            if combine {
-                endpoints.append(&mut pairs);
-            } else {
-                endpoints = pairs;
-            }
+        if let Some(template) = &self.config.fqdn_target_template {
+            combine_step(&mut endpoints, combine, || {
+                target_template_endpoints(pod, object, template, common)
+            })?;
         }
-        if let Some(template) = &common.fqdn_template
-            && (combine || endpoints.is_empty())
-        {
-            let names = template
-                .execute(pod, SOURCE_NAME, &common.annotations)
-                .map_err(PodError::Template)?;
-            let mut templated = template_endpoints(&self.config, pod, object, &names)?;
-            if combine {
-                endpoints.append(&mut templated);
-            } else {
-                endpoints = templated;
-            }
+        if let Some(template) = &common.fqdn_template {
+            combine_step(&mut endpoints, combine, || {
+                let names = template
+                    .execute(pod, SOURCE_NAME, &common.annotations)
+                    .map_err(PodError::Template)?;
+                template_endpoints(&self.config, pod, object, &names)
+            })?;
         }
         Ok(endpoints)
     }

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::controllers::{Run, Which};
 use crate::dns::{self, DnsServer};
-use crate::objects::{NODE_LABEL, annotations};
+use crate::objects::{self as o, annotations};
 
 use super::Ctx;
 use super::differential::{identical_then_takeover, settle_external_dns};
@@ -49,22 +49,14 @@ fn node_pod_run(which: Which, ns: &str) -> Run<'_> {
     run
 }
 
-/// A Node labelled for this scenario (and for deletion after it), with these addresses, spec and annotations.
+/// A Node labelled for this scenario (and, by [`o::node`], for deletion after it), with these addresses,
+/// spec and annotations.
 fn node(ns: &str, name: &str, addresses: &[(&str, &str)], spec: Value, annotations: Value) -> Value {
-    let addresses: Vec<Value> = addresses
-        .iter()
-        .map(|(t, a)| json!({ "type": t, "address": a }))
-        .collect();
-    json!({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {
-            "name": format!("{ns}-{name}"),
-            "labels": { NODE_LABEL: "true", LABEL: ns },
-            "annotations": annotations,
-        },
-        "spec": spec,
-        "status": { "addresses": addresses },
-    })
+    let mut node = o::node(&format!("{ns}-{name}"), addresses);
+    node["metadata"]["labels"][LABEL] = json!(ns);
+    node["metadata"]["annotations"] = annotations;
+    node["spec"] = spec;
+    node
 }
 
 /// A running Pod of this scenario on `node`, with `ip`, on the host network or not.
