@@ -771,7 +771,6 @@ const EXTERNAL_DNS_BOOLEANS: &[&str] = &[
 /// external-dns booleans of sources and providers extdns does not have: the flag comes with the source or
 /// provider.
 const BOOLEANS_OF_MISSING_SOURCES_AND_PROVIDERS: &[&str] = &[
-    "ignore-non-host-network-pods",
     "traefik-enable-legacy",
     "traefik-disable-new",
     "aws-sd-service-cleanup",
@@ -851,5 +850,52 @@ fn endpoints_over_an_ingress_manifest() -> Result<(), Error> {
     )?;
     assert!(find(&rules_only, "checkout.example.com", "A").is_none());
     assert!(find(&rules_only, "store.example.com", "A").is_some());
+    Ok(())
+}
+
+/// `extdns endpoints` previews the node and pod sources from a `kubectl get nodes,pods -A -o yaml` dump:
+/// Nodes at their addresses (naming themselves), hostNetwork Pods at their Node's and their own addresses.
+#[test]
+fn endpoints_preview_the_node_and_pod_sources_over_manifests() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("nodes-pods.yaml");
+    std::fs::write(
+        &file,
+        r#"
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: worker-1.nodes.example.org}
+  status: {addresses: [{type: InternalIP, address: 10.0.0.1}, {type: ExternalIP, address: 192.0.2.1}]}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: cordoned.nodes.example.org}
+  spec: {unschedulable: true}
+  status: {addresses: [{type: ExternalIP, address: 192.0.2.2}]}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: agent
+    namespace: kube-system
+    annotations:
+      external-dns.alpha.kubernetes.io/hostname: agent.example.org
+      external-dns.alpha.kubernetes.io/internal-hostname: agent.internal.example.org
+  spec: {hostNetwork: true, nodeName: worker-1.nodes.example.org, containers: [{name: a, image: a}]}
+  status: {podIP: 10.0.0.1, podIPs: [{ip: 10.0.0.1}]}
+"#,
+    )?;
+    let manifests = file.to_str().ok_or("path")?;
+    let eps = json_endpoints(&["--manifests", manifests, "--source=node", "--source=pod"], &[])?;
+    let node = find(&eps, "worker-1.nodes.example.org", "A");
+    assert_eq!(targets(node), ["192.0.2.1"]);
+    assert_eq!(
+        node.map(|e| e["labels"]["resource"].clone()),
+        Some(serde_json::json!("node/worker-1.nodes.example.org"))
+    );
+    assert!(find(&eps, "cordoned.nodes.example.org", "A").is_none(), "unschedulable");
+    assert_eq!(targets(find(&eps, "agent.example.org", "A")), ["192.0.2.1"]);
+    assert_eq!(targets(find(&eps, "agent.internal.example.org", "A")), ["10.0.0.1"]);
     Ok(())
 }

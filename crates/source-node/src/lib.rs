@@ -40,10 +40,11 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, Target, Ttl, merge_endpoints, validate_dns_name};
+use extdns_endpoint::{Endpoint, InvalidEndpoint, Target, Ttl, merge_endpoints, validate_dns_name};
 use extdns_informer::view::Node;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::template::{FqdnTemplate, TargetPair, target_pairs};
+use extdns_source::TemplateError;
+use extdns_source::template::{FqdnTemplate, TargetPair, combine_step, target_pairs};
 use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 /// The `--source` name.
@@ -82,8 +83,28 @@ pub struct NodeSource {
     config: NodeSourceConfig,
 }
 
-/// Why a Node could not be evaluated: its records are then held.
-type Why = String;
+/// Why a Node could not be evaluated: its records are then held, and the message names the field.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NodeError {
+    /// Neither the `target` annotation nor an `ExternalIP` or `InternalIP` address gives a target.
+    #[error("no ExternalIP or InternalIP address to publish")]
+    NoAddress,
+    /// A name (the Node's own, or one a template made) is not a valid DNS name.
+    #[error("invalid hostname {name:?}: {source}")]
+    InvalidName {
+        /// The name, shortened for the message.
+        name: String,
+        /// Why it is invalid.
+        source: InvalidEndpoint,
+    },
+    /// `--fqdn-template` cannot run on the Node.
+    #[error("FQDN template failed: {0}")]
+    Template(#[source] TemplateError),
+    /// `--fqdn-target-template` cannot run on the Node.
+    #[error("FQDN target template failed: {0}")]
+    TargetTemplate(#[source] TemplateError),
+}
 
 impl NodeSource {
     /// The source over every Node `config` admits. `--namespace` is dropped from the shared filters, as
@@ -107,35 +128,25 @@ impl NodeSource {
     /// The endpoints of one admitted Node, in external-dns's order of steps: its own name (unless a template
     /// gives the names), then the `--fqdn-target-template` pairs, then the `--fqdn-template` names; a template
     /// step adds to what came before with `--combine-fqdn-annotation` and otherwise runs only when nothing did.
-    fn node_endpoints(&self, node: &Node, object: &Arc<ObjectKey>) -> Result<Vec<Endpoint>, Why> {
+    fn node_endpoints(&self, node: &Node, object: &Arc<ObjectKey>) -> Result<Vec<Endpoint>, NodeError> {
         let common = &self.config.common;
         let combine = common.combine_fqdn_annotation;
         let mut endpoints = Vec::new();
         if !self.has_name_template() || combine {
             endpoints = self.endpoints_for_names(node, object, std::slice::from_ref(&node.name))?;
         }
-        if let Some(template) = &self.config.fqdn_target_template
-            && (combine || endpoints.is_empty())
-        {
-            let mut pairs = target_template_endpoints(node, object, template, common)?;
-            if combine {
-                endpoints.append(&mut pairs);
-            } else {
-                endpoints = pairs;
-            }
+        if let Some(template) = &self.config.fqdn_target_template {
+            combine_step(&mut endpoints, combine, || {
+                target_template_endpoints(node, object, template, common)
+            })?;
         }
-        if let Some(template) = &common.fqdn_template
-            && (combine || endpoints.is_empty())
-        {
-            let names = template
-                .execute(node, SOURCE_NAME, &common.annotations)
-                .map_err(|e| format!("FQDN template failed: {e}"))?;
-            let mut templated = self.endpoints_for_names(node, object, &names)?;
-            if combine {
-                endpoints.append(&mut templated);
-            } else {
-                endpoints = templated;
-            }
+        if let Some(template) = &common.fqdn_template {
+            combine_step(&mut endpoints, combine, || {
+                let names = template
+                    .execute(node, SOURCE_NAME, &common.annotations)
+                    .map_err(NodeError::Template)?;
+                self.endpoints_for_names(node, object, &names)
+            })?;
         }
         Ok(endpoints)
     }
@@ -147,7 +158,7 @@ impl NodeSource {
         node: &Node,
         object: &Arc<ObjectKey>,
         names: &[String],
-    ) -> Result<Vec<Endpoint>, Why> {
+    ) -> Result<Vec<Endpoint>, NodeError> {
         if names.is_empty() {
             return Ok(Vec::new());
         }
@@ -156,7 +167,7 @@ impl NodeSource {
         let mut targets = annotations.targets(&node.annotations);
         if targets.is_empty() {
             targets = addresses::of(node, self.config.expose_internal_ipv6)
-                .ok_or_else(|| "no ExternalIP or InternalIP address to publish".to_string())?
+                .ok_or(NodeError::NoAddress)?
                 .into_iter()
                 .map(Target::from)
                 .collect();
@@ -200,7 +211,7 @@ impl NodeSource {
                 Ok(endpoints) => out.push(ObjectEndpoints::new((*object).clone(), endpoints)),
                 Err(why) => {
                     tracing::warn!(%object, "{why}; the Node's records are kept as they are");
-                    failed.insert((*object).clone(), Some(why));
+                    failed.insert((*object).clone(), Some(why.to_string()));
                 }
             }
         }
@@ -209,9 +220,12 @@ impl NodeSource {
 }
 
 /// A name as a record takes it (one trailing dot dropped), or why not.
-fn valid_name(name: &str) -> Result<&str, Why> {
+fn valid_name(name: &str) -> Result<&str, NodeError> {
     let name = name.strip_suffix('.').unwrap_or(name);
-    validate_dns_name(name).map_err(|e| format!("invalid hostname {:?}: {e}", extdns_source::shorten(name)))?;
+    validate_dns_name(name).map_err(|source| NodeError::InvalidName {
+        name: extdns_source::shorten(name).into_owned(),
+        source,
+    })?;
     Ok(name)
 }
 
@@ -222,10 +236,10 @@ fn target_template_endpoints(
     object: &Arc<ObjectKey>,
     template: &FqdnTemplate,
     common: &SourceConfig,
-) -> Result<Vec<Endpoint>, Why> {
+) -> Result<Vec<Endpoint>, NodeError> {
     let raw = template
         .execute_raw(node, SOURCE_NAME, &common.annotations)
-        .map_err(|e| format!("FQDN target template failed: {e}"))?;
+        .map_err(NodeError::TargetTemplate)?;
     let mut out = Vec::new();
     for pair in target_pairs(&raw) {
         match pair {

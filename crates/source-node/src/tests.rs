@@ -10,11 +10,9 @@ use std::path::Path;
 use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
 use extdns_source::annotations::PREFIX_GA;
-use extdns_source::pipeline::testing::check_against_full;
-use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
-use extdns_source::{
-    FqdnTemplate, Objects, Pipeline, PipelineConfig, Selector, Source, SourceConfig, SourceExt, SourceOutput,
-};
+use extdns_source::pipeline::testing::{check_against_full, common_config, kept_fields, template};
+use extdns_source::template::TemplateKind;
+use extdns_source::{Objects, Pipeline, PipelineConfig, Source, SourceExt, SourceOutput};
 use serde_json::{Value, json};
 
 use super::*;
@@ -93,21 +91,14 @@ struct Flags {
     expose_internal_ipv6: bool,
 }
 
-fn template(t: &str) -> Arc<FqdnTemplate> {
-    Arc::new(
-        FqdnTemplate::parse(&[t.to_string()])
-            .expect("template parses")
-            .expect("non-empty"),
-    )
-}
-
 fn source(f: &Flags) -> NodeSource {
-    let mut common = SourceConfig::default();
-    common.namespace = f.namespace.map(String::from);
-    common.annotation_filter = Selector::parse(f.annotation_filter).expect("annotation filter");
-    common.label_filter = Selector::parse(f.label_filter).expect("label filter");
-    common.fqdn_template = f.fqdn_template.map(template);
-    common.combine_fqdn_annotation = f.combine;
+    let common = common_config(
+        f.namespace,
+        f.annotation_filter,
+        f.label_filter,
+        f.fqdn_template,
+        f.combine,
+    );
     let mut config = NodeSourceConfig::new(common);
     config.fqdn_target_template = f.fqdn_target_template.map(template);
     config.exclude_unschedulable = !f.include_unschedulable;
@@ -117,15 +108,11 @@ fn source(f: &Flags) -> NodeSource {
 
 fn store(src: &NodeSource, nodes: &[Fake]) -> ClusterStore {
     let mut options = LoadOptions::default();
-    let kinds = [TemplateKind::Node];
-    let mut uses = Vec::new();
-    if let Some(t) = &src.config.common.fqdn_template {
-        uses.push(TemplateUse::new("--fqdn-template", t, &kinds));
-    }
-    if let Some(t) = &src.config.fqdn_target_template {
-        uses.push(TemplateUse::new("--fqdn-target-template", t, &kinds));
-    }
-    options.template_fields = template_fields(&uses).expect("template fields");
+    options.template_fields = kept_fields(
+        TemplateKind::Node,
+        src.config.common.fqdn_template.as_deref(),
+        src.config.fqdn_target_template.as_deref(),
+    );
     let mut loader = Loader::new(options);
     for n in nodes {
         loader

@@ -17,8 +17,8 @@ use extdns_informer::view::Pod;
 use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::{kops, split_list};
 
-use crate::PodSourceConfig;
 use crate::records::Records;
+use crate::{PodError, PodSourceConfig};
 
 /// A Node's public addresses as a Pod's `hostname` names point at them.
 const EXTERNAL_IP: &str = "ExternalIP";
@@ -31,7 +31,7 @@ pub fn endpoints(
     cluster: &ClusterStore,
     pod: &Pod,
     object: &ObjectKey,
-) -> Result<Vec<Endpoint>, String> {
+) -> Result<Vec<Endpoint>, PodError> {
     if config.ignore_non_host_network_pods && !pod.host_network {
         tracing::debug!(%object, "skipped: hostNetwork is false (--ignore-non-host-network-pods)");
         return Ok(Vec::new());
@@ -66,7 +66,7 @@ pub fn endpoints(
 }
 
 /// `name` at the Pod's IP, or at `targets` when there are any.
-fn at_pod_or_targets(records: &mut Records, name: &str, pod: &Pod, targets: &[Target]) -> Result<(), String> {
+fn at_pod_or_targets(records: &mut Records, name: &str, pod: &Pod, targets: &[Target]) -> Result<(), PodError> {
     if !targets.is_empty() {
         return at_targets(records, name, targets);
     }
@@ -76,7 +76,7 @@ fn at_pod_or_targets(records: &mut Records, name: &str, pod: &Pod, targets: &[Ta
     }
 }
 
-fn at_targets(records: &mut Records, name: &str, targets: &[Target]) -> Result<(), String> {
+fn at_targets(records: &mut Records, name: &str, targets: &[Target]) -> Result<(), PodError> {
     for t in targets {
         records.add(name, t.clone())?;
     }
@@ -92,14 +92,12 @@ fn at_node(
     pod: &Pod,
     object: &ObjectKey,
     names: &[String],
-) -> Result<(), String> {
+) -> Result<(), PodError> {
     if names.is_empty() {
         return Ok(());
     }
     if let Some(why) = cluster.unavailable(ResourceKind::Node) {
-        return Err(format!(
-            "its hostname names need its Node's addresses; Nodes unavailable: {why}"
-        ));
+        return Err(PodError::NodesUnavailable(why));
     }
     let Some(node) = pod.node_name.as_deref().and_then(|n| cluster.node(n)) else {
         tracing::debug!(%object, node = pod.node_name.as_deref().unwrap_or_default(), "its Node is not known; its hostname names wait for it");

@@ -52,10 +52,11 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, Target, merge_endpoints};
+use extdns_endpoint::{Endpoint, InvalidEndpoint, Target, merge_endpoints};
 use extdns_informer::view::Pod;
-use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::template::{FqdnTemplate, TargetPair, target_pairs};
+use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind, Unavailable};
+use extdns_source::TemplateError;
+use extdns_source::template::{FqdnTemplate, TargetPair, combine_step, target_pairs};
 use extdns_source::{Evaluation, Failures, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 use crate::records::Records;
@@ -96,8 +97,28 @@ pub struct PodSource {
     config: PodSourceConfig,
 }
 
-/// Why a Pod could not be evaluated.
-type Why = String;
+/// Why a Pod could not be evaluated; the message names the field.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PodError {
+    /// A name (from an annotation, `--pod-source-domain` or a template) is not a valid DNS name.
+    #[error("invalid hostname {name:?}: {source}")]
+    InvalidName {
+        /// The name, shortened for the message.
+        name: String,
+        /// Why it is invalid.
+        source: InvalidEndpoint,
+    },
+    /// Its `hostname` names point at its Node's addresses, and Nodes cannot be listed.
+    #[error("its hostname names need its Node's addresses; Nodes unavailable: {0}")]
+    NodesUnavailable(Unavailable),
+    /// `--fqdn-template` cannot run on the Pod.
+    #[error("FQDN template failed: {0}")]
+    Template(#[source] TemplateError),
+    /// `--fqdn-target-template` cannot run on the Pod.
+    #[error("FQDN target template failed: {0}")]
+    TargetTemplate(#[source] TemplateError),
+}
 
 impl PodSource {
     /// The source over the Pods `config` admits.
@@ -114,32 +135,22 @@ impl PodSource {
     /// `--pod-source-domain`, then the `--fqdn-target-template` pairs, then the `--fqdn-template` names; a
     /// template step adds to what came before with `--combine-fqdn-annotation`, and otherwise runs only when
     /// nothing did.
-    fn pod_endpoints(&self, cluster: &ClusterStore, pod: &Pod, object: &ObjectKey) -> Result<Vec<Endpoint>, Why> {
+    fn pod_endpoints(&self, cluster: &ClusterStore, pod: &Pod, object: &ObjectKey) -> Result<Vec<Endpoint>, PodError> {
         let common = &self.config.common;
         let combine = common.combine_fqdn_annotation;
         let mut endpoints = annotations::endpoints(&self.config, cluster, pod, object)?;
-        if let Some(template) = &self.config.fqdn_target_template
-            && (combine || endpoints.is_empty())
-        {
-            let mut pairs = target_template_endpoints(pod, object, template, common)?;
-            if combine {
-                endpoints.append(&mut pairs);
-            } else {
-                endpoints = pairs;
-            }
+        if let Some(template) = &self.config.fqdn_target_template {
+            combine_step(&mut endpoints, combine, || {
+                target_template_endpoints(pod, object, template, common)
+            })?;
         }
-        if let Some(template) = &common.fqdn_template
-            && (combine || endpoints.is_empty())
-        {
-            let names = template
-                .execute(pod, SOURCE_NAME, &common.annotations)
-                .map_err(|e| format!("FQDN template failed: {e}"))?;
-            let mut templated = template_endpoints(&self.config, pod, object, &names)?;
-            if combine {
-                endpoints.append(&mut templated);
-            } else {
-                endpoints = templated;
-            }
+        if let Some(template) = &common.fqdn_template {
+            combine_step(&mut endpoints, combine, || {
+                let names = template
+                    .execute(pod, SOURCE_NAME, &common.annotations)
+                    .map_err(PodError::Template)?;
+                template_endpoints(&self.config, pod, object, &names)
+            })?;
         }
         Ok(endpoints)
     }
@@ -182,7 +193,7 @@ impl PodSource {
                 }
                 Err(why) => {
                     tracing::warn!(%object, "{why}; the Pod is skipped");
-                    failed.insert(object, Some(why));
+                    failed.insert(object, Some(why.to_string()));
                 }
             }
         }
@@ -196,7 +207,7 @@ fn template_endpoints(
     pod: &Pod,
     object: &ObjectKey,
     names: &[String],
-) -> Result<Vec<Endpoint>, Why> {
+) -> Result<Vec<Endpoint>, PodError> {
     let ttl = config.common.annotations.ttl(&pod.annotations, object);
     let mut records = Records::new(ttl);
     for name in names {
@@ -214,10 +225,10 @@ fn target_template_endpoints(
     object: &ObjectKey,
     template: &FqdnTemplate,
     common: &SourceConfig,
-) -> Result<Vec<Endpoint>, Why> {
+) -> Result<Vec<Endpoint>, PodError> {
     let raw = template
         .execute_raw(pod, SOURCE_NAME, &common.annotations)
-        .map_err(|e| format!("FQDN target template failed: {e}"))?;
+        .map_err(PodError::TargetTemplate)?;
     let mut records = Records::new(Default::default());
     for pair in target_pairs(&raw) {
         match pair {

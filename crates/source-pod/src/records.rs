@@ -3,6 +3,8 @@
 
 use extdns_endpoint::{Endpoint, RecordType, Target, Ttl, validate_dns_name};
 
+use crate::PodError;
+
 /// The records of one Pod, in the order their names first came.
 pub(crate) struct Records {
     ttl: Ttl,
@@ -20,12 +22,15 @@ impl Records {
 
     /// Adds `target` at `name` (one trailing dot dropped), in a record of the type the target suits. An
     /// empty name adds nothing (an annotation ending in a comma); an invalid one is why the Pod fails.
-    pub(crate) fn add(&mut self, name: &str, target: Target) -> Result<(), String> {
+    pub(crate) fn add(&mut self, name: &str, target: Target) -> Result<(), PodError> {
         let name = name.strip_suffix('.').unwrap_or(name);
         if name.is_empty() {
             return Ok(());
         }
-        validate_dns_name(name).map_err(|e| format!("invalid hostname {:?}: {e}", extdns_source::shorten(name)))?;
+        validate_dns_name(name).map_err(|source| PodError::InvalidName {
+            name: extdns_source::shorten(name).into_owned(),
+            source,
+        })?;
         let record_type = target.suitable_type();
         match self.entries.iter_mut().find(|(n, t, _)| n == name && *t == record_type) {
             Some((_, _, targets)) => targets.push(target),

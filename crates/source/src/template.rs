@@ -16,6 +16,7 @@ pub mod schema;
 
 use std::fmt;
 
+use extdns_endpoint::Endpoint;
 use extdns_informer::view::{Meta, MetaRef};
 use extdns_informer::{FieldTree, ResourceKind, StrMap, TemplateFields};
 use extdns_template::{
@@ -394,6 +395,22 @@ impl FqdnTemplate {
                 json: Box::new(json),
             })
     }
+}
+
+/// One template step of a source (external-dns's `CombineWithEndpoints`): with `combine`
+/// (`--combine-fqdn-annotation`) what `step` makes is added to `endpoints`; without, `step` runs only when
+/// `endpoints` is empty, and its endpoints are the result.
+pub fn combine_step<E>(
+    endpoints: &mut Vec<Endpoint>,
+    combine: bool,
+    step: impl FnOnce() -> Result<Vec<Endpoint>, E>,
+) -> Result<(), E> {
+    if !combine && !endpoints.is_empty() {
+        return Ok(());
+    }
+    let mut made = step()?;
+    endpoints.append(&mut made);
+    Ok(())
 }
 
 /// One item of `--fqdn-target-template`'s output (`host:target` pairs, comma-separated), as every source

@@ -37,6 +37,8 @@ pub mod undecodable;
 pub mod wait;
 // The remaining v0.23 sources.
 pub mod f5;
+// The node and pod sources.
+pub mod node_pod;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -315,5 +317,9 @@ pub const ALL: &[Scenario] = &[
         about: "F5 CIS v2.20.2's CRDs: VirtualServers and TransportServers published by external-dns v0.23.0 and by extdns with the same flags: identical zones, take-over both ways changes nothing",
         default: true,
         run: f5::run,
+        name: "node-pod",
+        about: "--source=node --source=pod: Nodes of every address shape and hostNetwork Pods published by external-dns v0.23.0 and extdns from the same flags: identical zones, take-over both ways changes nothing",
+        default: true,
+        run: node_pod::run,
     },
 ];

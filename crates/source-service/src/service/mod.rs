@@ -182,21 +182,12 @@ fn target_template_endpoints(
     for pair in target_pairs(&raw) {
         let (host, target) = match pair {
             TargetPair::Pair { host, target } => (host, target),
-            TargetPair::NotAPair(item) => {
+            TargetPair::NotAPair(item) | TargetPair::Incomplete(item) => {
                 tracing::warn!(
                     service = s.id(),
                     field = FIELD,
                     value = item,
-                    "skipping item: not host:target"
-                );
-                continue;
-            }
-            TargetPair::Incomplete(item) => {
-                tracing::warn!(
-                    service = s.id(),
-                    field = FIELD,
-                    value = item,
-                    "skipping item: empty host or target"
+                    "skipping item: not host:target, or either empty"
                 );
                 continue;
             }

@@ -1,4 +1,5 @@
-//! For sources' tests (feature `test-support`): checks of [`Source::affected`] against full evaluations.
+//! For sources' tests (feature `test-support`): checks of [`Source::affected`] against full evaluations, and
+//! the configuration every source's tests build (templates, filters, the fields templates have kept).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -6,7 +7,58 @@ use extdns_endpoint::Endpoint;
 use extdns_endpoint::name::name_key;
 use extdns_informer::{ChangeSet, ClusterStore};
 
-use crate::{ChangedOutput, DesiredIndex, Objects, Pipeline, Source};
+use std::sync::Arc;
+
+use extdns_informer::TemplateFields;
+
+use crate::template::{TemplateKind, TemplateUse, template_fields};
+use crate::{ChangedOutput, DesiredIndex, FqdnTemplate, Objects, Pipeline, Selector, Source, SourceConfig};
+
+/// A template of one flag value; panics on one that does not parse (a bug of the test).
+pub fn template(text: &str) -> Arc<FqdnTemplate> {
+    match FqdnTemplate::parse(&[text.to_string()]) {
+        Ok(Some(t)) => Arc::new(t),
+        other => panic!("template {text:?}: {other:?}"),
+    }
+}
+
+/// What every source shares, from `--namespace`, `--annotation-filter`, `--label-filter`, `--fqdn-template`
+/// and `--combine-fqdn-annotation`; panics on a filter that does not parse.
+pub fn common_config(
+    namespace: Option<&str>,
+    annotation_filter: &str,
+    label_filter: &str,
+    fqdn_template: Option<&str>,
+    combine: bool,
+) -> SourceConfig {
+    let parse = |s: &str| Selector::parse(s).unwrap_or_else(|e| panic!("selector {s:?}: {e}"));
+    SourceConfig {
+        namespace: namespace.map(String::from),
+        annotation_filter: parse(annotation_filter),
+        label_filter: parse(label_filter),
+        fqdn_template: fqdn_template.map(template),
+        combine_fqdn_annotation: combine,
+        ..SourceConfig::default()
+    }
+}
+
+/// The fields the informer keeps for `--fqdn-template` and `--fqdn-target-template` (either may be absent)
+/// running on objects of `kind`; panics on a field the kind lacks.
+pub fn kept_fields(
+    kind: TemplateKind,
+    fqdn_template: Option<&FqdnTemplate>,
+    fqdn_target_template: Option<&FqdnTemplate>,
+) -> TemplateFields {
+    let kinds = [kind];
+    let uses: Vec<TemplateUse<'_>> = [
+        ("--fqdn-template", fqdn_template),
+        ("--fqdn-target-template", fqdn_target_template),
+    ]
+    .into_iter()
+    .filter_map(|(flag, t)| Some(TemplateUse::new(flag, t?, &kinds)))
+    .collect();
+    template_fields(&uses).unwrap_or_else(|e| panic!("template fields: {e}"))
+}
 
 /// For sources' tests (feature `test-support`): takes `changes` from `before` to `after` through `pipeline`'s
 /// incremental path and checks it against full evaluations: every name whose endpoints changed is planned, and
