@@ -66,6 +66,9 @@ pub(crate) fn dispatch<V: KindVisitor>(kind: ResourceKind, v: V) -> V::Output {
         ResourceKind::Route(RouteKind::Udp) => v.visit::<UdpRoute>(),
         ResourceKind::Ingress => v.visit::<networking::Ingress>(),
         ResourceKind::DnsEndpoint => v.visit::<DnsEndpoint>(),
+        // --- contour-httpproxy and openshift-route sources ---
+        ResourceKind::HttpProxy => v.visit::<crate::contour::HttpProxy>(),
+        ResourceKind::OpenShiftRoute => v.visit::<crate::openshift::Route>(),
     }
 }
 

@@ -57,6 +57,11 @@ pub enum ResourceKind {
     /// external-dns's DNSEndpoint; its group, version and kind may be configured (the informer's
     /// `KindOverrides`).
     DnsEndpoint,
+    // --- contour-httpproxy and openshift-route sources ---
+    /// projectcontour.io/v1 HTTPProxy (`--source=contour-httpproxy`).
+    HttpProxy,
+    /// route.openshift.io/v1 Route (`--source=openshift-route`); not a Gateway API route.
+    OpenShiftRoute,
 }
 
 /// The Gateway API route kinds extdns has sources for.
@@ -134,7 +139,7 @@ const GATEWAY_API: &str = "gateway.networking.k8s.io";
 /// group, the versions extdns reads (the one it watches first), its plural, where it is watched and how its
 /// changes enter the change set.
 #[rustfmt::skip]
-pub static KINDS: [KindSpec; 14] = {
+pub static KINDS: [KindSpec; 16] = {
     use ChangeKey::{Group, Own};
     use ResourceKind as K;
     use Scope::{Cluster, Namespaced};
@@ -155,6 +160,9 @@ pub static KINDS: [KindSpec; 14] = {
         row(K::Route(RouteKind::Udp), "UDPRoute", GW, &["v1", "v1alpha2"], "udproutes", Namespaced(Sources), Own),
         row(K::Ingress, "Ingress", "networking.k8s.io", &["v1"], "ingresses", Namespaced(Sources), Own),
         row(K::DnsEndpoint, "DNSEndpoint", "externaldns.k8s.io", &["v1alpha1"], "dnsendpoints", Namespaced(Sources), Own),
+        // --- contour-httpproxy and openshift-route sources ---
+        row(K::HttpProxy, "HTTPProxy", "projectcontour.io", &["v1"], "httpproxies", Namespaced(Sources), Own),
+        row(K::OpenShiftRoute, "Route", "route.openshift.io", &["v1"], "routes", Namespaced(Sources), Own),
     ]
 };
 
@@ -226,6 +234,9 @@ impl ResourceKind {
             ResourceKind::Route(r) => 7 + r as usize,
             ResourceKind::Ingress => 12,
             ResourceKind::DnsEndpoint => 13,
+            // --- contour-httpproxy and openshift-route sources ---
+            ResourceKind::HttpProxy => 14,
+            ResourceKind::OpenShiftRoute => 15,
         }
     }
 
@@ -254,19 +265,21 @@ impl ResourceKind {
     }
 
     /// How the `resource` label external-dns writes names this kind: the API kind in lower case, except
-    /// DNSEndpoints, which external-dns labels `crd` whatever their kind.
+    /// DNSEndpoints, which external-dns labels `crd` whatever their kind, and HTTPProxies, which its contour
+    /// source labels with the API kind as spelled (`HTTPProxy/ns/name`).
     pub fn label_name(self) -> Cow<'static, str> {
         match self.label_spelling() {
-            "crd" => Cow::Borrowed("crd"),
-            kind => Cow::Owned(kind.to_ascii_lowercase()),
+            LabelSpelling::Exact(s) => Cow::Borrowed(s),
+            LabelSpelling::Lower(kind) => Cow::Owned(kind.to_ascii_lowercase()),
         }
     }
 
-    /// [`label_name`](Self::label_name) before lower-casing: the API kind, or `crd`.
-    fn label_spelling(self) -> &'static str {
+    /// [`label_name`](Self::label_name) before lower-casing.
+    fn label_spelling(self) -> LabelSpelling {
         match self {
-            ResourceKind::DnsEndpoint => "crd",
-            k => k.kind(),
+            ResourceKind::DnsEndpoint => LabelSpelling::Exact("crd"),
+            ResourceKind::HttpProxy => LabelSpelling::Exact("HTTPProxy"),
+            k => LabelSpelling::Lower(k.kind()),
         }
     }
 
@@ -280,6 +293,13 @@ impl ResourceKind {
             .find(|s| s.name.eq_ignore_ascii_case(lower))
             .map(|s| s.kind)
     }
+}
+
+/// How the `resource` label spells a kind: as given, or the given API kind lower-cased.
+#[derive(Debug, Clone, Copy)]
+enum LabelSpelling {
+    Exact(&'static str),
+    Lower(&'static str),
 }
 
 impl fmt::Display for ResourceKind {
@@ -383,10 +403,13 @@ impl ObjectKey {
 
     /// The bytes of [`resource_label`](Self::resource_label), one at a time.
     fn label_bytes(&self) -> impl Iterator<Item = u8> + '_ {
-        self.kind
-            .label_spelling()
+        let (spelling, lower) = match self.kind.label_spelling() {
+            LabelSpelling::Exact(s) => (s, false),
+            LabelSpelling::Lower(s) => (s, true),
+        };
+        spelling
             .bytes()
-            .map(|b| b.to_ascii_lowercase())
+            .map(move |b| if lower { b.to_ascii_lowercase() } else { b })
             .chain(std::iter::once(b'/'))
             .chain(self.namespace.bytes())
             .chain(std::iter::once(b'/'))
@@ -484,6 +507,20 @@ mod tests {
         // The case the keys' own order gets wrong: a namespace that is a prefix of another.
         let (a, ab) = (&keys[0], &keys[1]);
         assert!(a < ab && a.cmp_resource_label(ab) == std::cmp::Ordering::Greater);
+    }
+
+    #[test]
+    fn contour_and_openshift_labels_are_spelled_as_external_dns_writes_them() {
+        let proxy = ObjectKey::new(ResourceKind::HttpProxy, "web", "shop");
+        assert_eq!(proxy.resource_label(), "HTTPProxy/web/shop");
+        let route = ObjectKey::new(ResourceKind::OpenShiftRoute, "web", "shop");
+        assert_eq!(route.resource_label(), "route/web/shop");
+        assert_eq!(ObjectKey::from_resource_label("HTTPProxy/web/shop"), Some(proxy));
+        assert_eq!(ObjectKey::from_resource_label("route/web/shop"), Some(route));
+        assert_eq!(
+            ResourceKind::from_api_version("route.openshift.io/v1", "Route"),
+            Some(ResourceKind::OpenShiftRoute)
+        );
     }
 
     #[test]

@@ -433,6 +433,9 @@ pub fn template_fields(uses: &[TemplateUse<'_>]) -> Result<TemplateFields, Templ
             TemplateKind::Service => ResourceKind::Service,
             TemplateKind::Route(r) => ResourceKind::Route(r),
             TemplateKind::Ingress => ResourceKind::Ingress,
+            // --- contour-httpproxy and openshift-route sources ---
+            TemplateKind::HttpProxy => ResourceKind::HttpProxy,
+            TemplateKind::OpenShiftRoute => ResourceKind::OpenShiftRoute,
         };
         fields.set(resource, tree);
     }

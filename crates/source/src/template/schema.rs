@@ -436,6 +436,140 @@ static INGRESS: StructTy = StructTy {
     fields: &object_fields(&INGRESS_SPEC, &INGRESS_STATUS),
 };
 
+// --- contour-httpproxy and openshift-route sources ---
+
+// ---------------------------------------------------------------------------- projectcontour.io/v1
+
+const CONTOUR_NOT_KEPT: Ty = Ty::NotKept("extdns does not read an HTTPProxy's routing and TLS settings");
+
+static CONTOUR_VIRTUAL_HOST: StructTy = StructTy {
+    name: "v1.VirtualHost",
+    fields: &[
+        f("Fqdn", "fqdn", STR),
+        f("TLS", "tls", CONTOUR_NOT_KEPT),
+        f("Authorization", "authorization", CONTOUR_NOT_KEPT),
+        f("CORSPolicy", "corsPolicy", CONTOUR_NOT_KEPT),
+        f("RateLimitPolicy", "rateLimitPolicy", CONTOUR_NOT_KEPT),
+        f("JWTProviders", "jwtProviders", CONTOUR_NOT_KEPT),
+        f("IPAllowFilterPolicy", "ipAllowPolicy", CONTOUR_NOT_KEPT),
+        f("IPDenyFilterPolicy", "ipDenyPolicy", CONTOUR_NOT_KEPT),
+    ],
+};
+
+static CONTOUR_INCLUDE: StructTy = StructTy {
+    name: "v1.Include",
+    fields: &[
+        f("Name", "name", STR),
+        f("Namespace", "namespace", STR),
+        f("Conditions", "conditions", CONTOUR_NOT_KEPT),
+    ],
+};
+
+static HTTP_PROXY_SPEC: StructTy = StructTy {
+    name: "v1.HTTPProxySpec",
+    fields: &[
+        f(
+            "VirtualHost",
+            "virtualhost",
+            Ty::Ptr(&Ty::Struct(&CONTOUR_VIRTUAL_HOST)),
+        ),
+        f("Routes", "routes", CONTOUR_NOT_KEPT),
+        f("TCPProxy", "tcpproxy", CONTOUR_NOT_KEPT),
+        f("Includes", "includes", Ty::List(&Ty::Struct(&CONTOUR_INCLUDE))),
+        f("IngressClassName", "ingressClassName", STR),
+    ],
+};
+
+static HTTP_PROXY_STATUS: StructTy = StructTy {
+    name: "v1.HTTPProxyStatus",
+    fields: &[
+        f("CurrentStatus", "currentStatus", STR),
+        f("Description", "description", STR),
+        f("LoadBalancer", "loadBalancer", Ty::Struct(&LOAD_BALANCER_STATUS)),
+        f("Conditions", "conditions", CONDITIONS),
+    ],
+};
+
+static HTTP_PROXY: StructTy = StructTy {
+    name: "v1.HTTPProxy",
+    fields: &object_fields(&HTTP_PROXY_SPEC, &HTTP_PROXY_STATUS),
+};
+
+// ---------------------------------------------------------------------------- route.openshift.io/v1
+
+static ROUTE_TARGET_REFERENCE: StructTy = StructTy {
+    name: "v1.RouteTargetReference",
+    fields: &[
+        f("Kind", "kind", STR),
+        f("Name", "name", STR),
+        f("Weight", "weight", OPT_INT),
+    ],
+};
+
+static ROUTE_PORT: StructTy = StructTy {
+    name: "v1.RoutePort",
+    fields: &[f("TargetPort", "targetPort", Ty::IntOrStr)],
+};
+
+static OPENSHIFT_ROUTE_SPEC: StructTy = StructTy {
+    name: "v1.RouteSpec",
+    fields: &[
+        f("Host", "host", STR),
+        f("Subdomain", "subdomain", STR),
+        f("Path", "path", STR),
+        f("To", "to", Ty::Struct(&ROUTE_TARGET_REFERENCE)),
+        f(
+            "AlternateBackends",
+            "alternateBackends",
+            Ty::List(&Ty::Struct(&ROUTE_TARGET_REFERENCE)),
+        ),
+        f("Port", "port", Ty::Ptr(&Ty::Struct(&ROUTE_PORT))),
+        f("TLS", "tls", Ty::NotKept("extdns does not read a Route's TLS settings")),
+        f("WildcardPolicy", "wildcardPolicy", STR),
+        f(
+            "HTTPHeaders",
+            "httpHeaders",
+            Ty::NotKept("extdns does not read a Route's header actions"),
+        ),
+    ],
+};
+
+static ROUTE_INGRESS_CONDITION: StructTy = StructTy {
+    name: "v1.RouteIngressCondition",
+    fields: &[
+        f("Type", "type", STR),
+        f("Status", "status", STR),
+        f("Reason", "reason", STR),
+        f("Message", "message", STR),
+        f("LastTransitionTime", "lastTransitionTime", Ty::Ptr(&Ty::Time)),
+    ],
+};
+
+static ROUTE_INGRESS: StructTy = StructTy {
+    name: "v1.RouteIngress",
+    fields: &[
+        f("Host", "host", STR),
+        f("RouterName", "routerName", STR),
+        f(
+            "Conditions",
+            "conditions",
+            Ty::List(&Ty::Struct(&ROUTE_INGRESS_CONDITION)),
+        ),
+        f("WildcardPolicy", "wildcardPolicy", STR),
+        f("RouterCanonicalHostname", "routerCanonicalHostname", STR),
+    ],
+};
+
+static OPENSHIFT_ROUTE_STATUS: StructTy = StructTy {
+    name: "v1.RouteStatus",
+    fields: &[f("Ingress", "ingress", Ty::List(&Ty::Struct(&ROUTE_INGRESS)))],
+};
+
+static OPENSHIFT_ROUTE: StructTy = StructTy {
+    name: "v1.Route",
+    fields: &object_fields(&OPENSHIFT_ROUTE_SPEC, &OPENSHIFT_ROUTE_STATUS),
+};
+
 /// The kinds templates run on (external-dns executes `--fqdn-template` on Services and on the five route
 /// kinds; `--fqdn-target-template` on Services).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -446,6 +580,11 @@ pub enum TemplateKind {
     Route(RouteKind),
     /// Ingresses.
     Ingress,
+    // --- contour-httpproxy and openshift-route sources ---
+    /// Contour HTTPProxies.
+    HttpProxy,
+    /// OpenShift Routes.
+    OpenShiftRoute,
 }
 
 impl TemplateKind {
@@ -455,6 +594,9 @@ impl TemplateKind {
             TemplateKind::Service => ResourceKind::Service.kind(),
             TemplateKind::Route(r) => r.kind(),
             TemplateKind::Ingress => ResourceKind::Ingress.kind(),
+            // --- contour-httpproxy and openshift-route sources ---
+            TemplateKind::HttpProxy => ResourceKind::HttpProxy.kind(),
+            TemplateKind::OpenShiftRoute => ResourceKind::OpenShiftRoute.kind(),
         }
     }
 
@@ -465,6 +607,9 @@ impl TemplateKind {
             TemplateKind::Route(RouteKind::Http | RouteKind::Grpc | RouteKind::Tls) => &HOSTNAME_ROUTE,
             TemplateKind::Route(RouteKind::Tcp | RouteKind::Udp) => &PORT_ROUTE,
             TemplateKind::Ingress => &INGRESS,
+            // --- contour-httpproxy and openshift-route sources ---
+            TemplateKind::HttpProxy => &HTTP_PROXY,
+            TemplateKind::OpenShiftRoute => &OPENSHIFT_ROUTE,
         }
     }
 
@@ -474,6 +619,9 @@ impl TemplateKind {
             TemplateKind::Service => "Service",
             TemplateKind::Route(r) => r.kind(),
             TemplateKind::Ingress => "Ingress",
+            // --- contour-httpproxy and openshift-route sources ---
+            TemplateKind::HttpProxy => "HTTPProxy",
+            TemplateKind::OpenShiftRoute => "Route",
         }
     }
 }
