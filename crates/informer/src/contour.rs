@@ -1,7 +1,8 @@
 //! Contour's HTTPProxy (`projectcontour.io/v1`): the fields of the API type the `contour-httpproxy` source
 //! reads, written by hand rather than generated from Contour's CRD (its routes, includes and TLS settings
 //! would be most of the code and none of what a DNS record needs), and its conversion to
-//! [`view::HttpProxy`]. Fields the object leaves out take their defaults, so a proxy that only includes
+//! [`view::HttpProxy`]. The fields it does not name are kept whole until the conversion, for templates.
+//! Fields the object leaves out take their defaults, so a proxy that only includes
 //! others (no `virtualhost`) or has no status yet still decodes.
 
 use k8s_openapi::api::core::v1::LoadBalancerStatus;
@@ -32,6 +33,10 @@ pub struct HttpProxy {
 pub struct HttpProxySpec {
     /// `spec.virtualhost`; absent on a proxy only included by a root proxy.
     pub virtualhost: Option<VirtualHost>,
+    /// The fields no source reads, kept until the conversion so an FQDN template can read them
+    /// ([`crate::TemplateFields`]); the view drops them.
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, serde_json::Value>,
 }
 
 /// `spec.virtualhost` of a root HTTPProxy.
@@ -40,6 +45,10 @@ pub struct HttpProxySpec {
 pub struct VirtualHost {
     /// `fqdn`: the name the proxy serves, published.
     pub fqdn: String,
+    /// The fields no source reads, kept until the conversion so an FQDN template can read them
+    /// ([`crate::TemplateFields`]); the view drops them.
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, serde_json::Value>,
 }
 
 /// `status` of an HTTPProxy, as Contour writes it.
@@ -49,6 +58,10 @@ pub struct HttpProxyStatus {
     /// The addresses of Contour's Envoy Service, copied by Contour (`--envoy-service-name` or
     /// `--ingress-status-address`): the targets when no target annotation is set.
     pub load_balancer: Option<LoadBalancerStatus>,
+    /// The fields no source reads, kept until the conversion so an FQDN template can read them
+    /// ([`crate::TemplateFields`]); the view drops them.
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, serde_json::Value>,
 }
 
 namespaced_crd!(HttpProxy, ResourceKind::HttpProxy);

@@ -18,6 +18,9 @@ use crate::watched::{Convert, sealed::Sealed};
 pub struct Route {
     /// Identity, labels and annotations.
     pub metadata: ObjectMeta,
+    /// `spec`, kept until the conversion only for FQDN templates (`{{.Spec.Host}}`): as external-dns, the
+    /// source publishes the host a router admitted, not this.
+    pub spec: serde_json::Value,
     /// `status`; the routers that admitted the route.
     pub status: RouteStatus,
 }
@@ -28,6 +31,10 @@ pub struct Route {
 pub struct RouteStatus {
     /// One entry per router that looked at the route.
     pub ingress: Vec<RouteIngress>,
+    /// The fields no source reads, kept until the conversion so an FQDN template can read them
+    /// ([`crate::TemplateFields`]); the view drops them.
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, serde_json::Value>,
 }
 
 /// One `status.ingress[]` entry: what one router made of the route.
@@ -42,6 +49,10 @@ pub struct RouteIngress {
     pub router_canonical_hostname: String,
     /// The router's conditions; only `Admitted` counts.
     pub conditions: Vec<RouteIngressCondition>,
+    /// The fields no source reads, kept until the conversion so an FQDN template can read them
+    /// ([`crate::TemplateFields`]); the view drops them.
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, serde_json::Value>,
 }
 
 /// One condition of a `status.ingress[]` entry.
@@ -53,6 +64,10 @@ pub struct RouteIngressCondition {
     pub type_: String,
     /// `True`, `False` or `Unknown`.
     pub status: String,
+    /// The fields no source reads, kept until the conversion so an FQDN template can read them
+    /// ([`crate::TemplateFields`]); the view drops them.
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, serde_json::Value>,
 }
 
 namespaced_crd!(Route, ResourceKind::OpenShiftRoute);

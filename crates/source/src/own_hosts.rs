@@ -138,3 +138,103 @@ impl<V> OwnKind<V> {
         Some(changes.of_kind(self.kind).cloned().collect())
     }
 }
+
+/// For the tests of the sources of this pattern (feature `test-support`): their flags, a store loaded from
+/// objects as the API server holds them (through the manifest loader, the same ingest path as the live
+/// informer), and endpoints rendered for comparison.
+#[cfg(feature = "test-support")]
+pub mod testing {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use extdns_endpoint::Endpoint;
+    use extdns_informer::manifests::{Format, Loader};
+    use extdns_informer::{ClusterStore, LoadOptions};
+
+    use crate::template::{TemplateKind, TemplateUse, template_fields};
+    use crate::{FqdnTemplate, Selector, SourceConfig};
+
+    /// The flags every source shares that a case sets.
+    #[derive(Debug, Clone, Default)]
+    pub struct Flags {
+        /// `--namespace`.
+        pub namespace: Option<&'static str>,
+        /// `--annotation-filter`.
+        pub annotation_filter: &'static str,
+        /// `--label-filter`.
+        pub label_filter: &'static str,
+        /// `--fqdn-template`.
+        pub fqdn_template: Option<&'static str>,
+        /// `--combine-fqdn-annotation`.
+        pub combine: bool,
+        /// `--ignore-hostname-annotation`.
+        pub ignore_hostname_annotation: bool,
+    }
+
+    impl Flags {
+        /// The configuration these flags make. Panics on a filter or template that does not parse.
+        pub fn config(&self) -> SourceConfig {
+            let mut common = SourceConfig::default();
+            common.namespace = self.namespace.map(String::from);
+            common.annotation_filter = Selector::parse(self.annotation_filter).expect("annotation filter");
+            common.label_filter = Selector::parse(self.label_filter).expect("label filter");
+            common.fqdn_template = self.fqdn_template.map(|t| {
+                Arc::new(
+                    FqdnTemplate::parse(&[t.to_string()])
+                        .expect("template")
+                        .expect("non-empty"),
+                )
+            });
+            common.combine_fqdn_annotation = self.combine;
+            common.ignore_hostname_annotation = self.ignore_hostname_annotation;
+            common
+        }
+    }
+
+    /// A store holding `objects` (JSON as the API server holds them), keeping the fields `config`'s
+    /// template reads from objects of `kind`. Panics on an object the loader warns about.
+    pub fn store(objects: &[serde_json::Value], config: &SourceConfig, kind: TemplateKind) -> ClusterStore {
+        let mut options = LoadOptions::default();
+        if let Some(t) = &config.fqdn_template {
+            options.template_fields =
+                template_fields(&[TemplateUse::new("--fqdn-template", t, &[kind])]).expect("fields");
+        }
+        let mut loader = Loader::new(options);
+        for o in objects {
+            loader
+                .add_str(&o.to_string(), Path::new("test.json"), Format::Json)
+                .expect("loads");
+        }
+        let loaded = loader.finish();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        loaded.store
+    }
+
+    /// `name TYPE targets` (targets sorted), then `ttl=N` when configured, the provider-specific
+    /// properties, `set=` the set identifier and `resource=` the label.
+    pub fn render(e: &Endpoint) -> String {
+        let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
+        targets.sort_unstable();
+        let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
+        if e.record_ttl.is_configured() {
+            s.push_str(&format!(" ttl={}", e.record_ttl.0));
+        }
+        for p in e.provider_specific.iter() {
+            s.push_str(&format!(" {}={}", p.name, p.value));
+        }
+        if !e.set_identifier.is_empty() {
+            s.push_str(&format!(" set={}", e.set_identifier));
+        }
+        if let Some(r) = e.resource() {
+            s.push_str(&format!(" resource={r}"));
+        }
+        s
+    }
+
+    /// The endpoints rendered and sorted.
+    pub fn rendered(endpoints: &[Endpoint]) -> Vec<String> {
+        let mut out: Vec<String> = endpoints.iter().map(render).collect();
+        out.sort();
+        out
+    }
+}
