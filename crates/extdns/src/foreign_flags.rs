@@ -13,7 +13,6 @@ const OWNERS: &[(&str, &str)] = &[
     ("ignore-non-host-network-pods", "the pod source"),
     ("ns1", "the ns1 provider"),
     ("oci", "the oci provider"),
-    ("openshift-router-name", "the openshift-route source"),
     ("ovh", "the ovh provider"),
     ("pod-source-domain", "the pod source"),
     ("skipper-routegroup-groupversion", "the skipper-routegroup source"),

@@ -13,6 +13,9 @@ use extdns_source_crd::{CrdSource, CrdSourceConfig};
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 use extdns_source_ingress::{IngressSource, IngressSourceConfig};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
+// --- contour-httpproxy and openshift-route sources ---
+use extdns_source_contour::HttpProxySource;
+use extdns_source_openshift::{RouteSource, RouteSourceConfig};
 
 /// A source extdns implements, as the pipeline builds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +28,11 @@ pub enum EnabledSource {
     Ingress,
     /// `crd` (DNSEndpoint objects).
     Crd,
+    // --- contour-httpproxy and openshift-route sources ---
+    /// `contour-httpproxy`.
+    ContourHttpProxy,
+    /// `openshift-route`.
+    OpenShiftRoute,
 }
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
@@ -41,6 +49,11 @@ pub struct SourceSettings {
     pub ingress: IngressSourceConfig,
     /// The crd source's configuration.
     pub crd: CrdSourceConfig,
+    // --- contour-httpproxy and openshift-route sources ---
+    /// The contour-httpproxy source's configuration (what every source shares: it has no flag of its own).
+    pub contour: SourceConfig,
+    /// The openshift-route source's configuration.
+    pub openshift: RouteSourceConfig,
     /// The wrappers every source's endpoints go through.
     pub pipeline: PipelineConfig,
     /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
@@ -58,6 +71,8 @@ impl SourceSettings {
         self.service.common.route = Some(route.clone());
         self.gateway.common.route = Some(route.clone());
         self.ingress.common.route = Some(route.clone());
+        self.contour.route = Some(route.clone());
+        self.openshift.common.route = Some(route.clone());
         self.crd.route = Some(route);
     }
 }
@@ -73,6 +88,9 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 EnabledSource::Route(kind) => Box::new(GatewayRouteSource::new(kind, settings.gateway.clone())),
                 EnabledSource::Crd => Box::new(CrdSource::new(settings.crd.clone())),
                 EnabledSource::Ingress => Box::new(IngressSource::new(settings.ingress.clone())),
+                // --- contour-httpproxy and openshift-route sources ---
+                EnabledSource::ContourHttpProxy => Box::new(HttpProxySource::new(settings.contour.clone())),
+                EnabledSource::OpenShiftRoute => Box::new(RouteSource::new(settings.openshift.clone())),
             }
         })
         .collect()

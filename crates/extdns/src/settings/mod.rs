@@ -48,6 +48,8 @@ use extdns_registry::TxtRegistryConfig;
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::{AnnotationError, Annotations, FqdnTemplate, Selector, SourceConfig};
 use extdns_source_service::ServiceSourceConfig;
+// --- contour-httpproxy and openshift-route sources ---
+use extdns_source_openshift::RouteSourceConfig;
 
 pub use extdns_wiring::{
     ClusterSettings, EnabledSource, KubeSettings, ProviderSettings, RegistrySettings, Settings, SourceSettings,
@@ -139,6 +141,9 @@ fn enabled_source(name: SourceName) -> Option<EnabledSource> {
         SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
         SourceName::Ingress => EnabledSource::Ingress,
         SourceName::Crd => EnabledSource::Crd,
+        // --- contour-httpproxy and openshift-route sources ---
+        SourceName::ContourHttpProxy => EnabledSource::ContourHttpProxy,
+        SourceName::OpenshiftRoute => EnabledSource::OpenShiftRoute,
         _ => return None,
     })
 }
@@ -225,6 +230,10 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let crd = crd::config(flags, &common, &mut load_options.overrides)?;
     load_options.template_fields = kept_template_fields(&enabled, &common, &service)?;
     let ingress = ingress::config(flags, common.clone())?;
+    // --- contour-httpproxy and openshift-route sources ---
+    let contour = common.clone();
+    let router = flags.openshift.openshift_router_name.as_deref().and_then(non_empty);
+    let openshift = RouteSourceConfig::new(common.clone(), router);
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {
@@ -233,6 +242,8 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         gateway,
         ingress,
         crd,
+        contour,
+        openshift,
         pipeline,
         load_options,
     })
@@ -253,6 +264,9 @@ fn kept_template_fields(
             EnabledSource::Route(r) => Some(TemplateKind::Route(*r)),
             EnabledSource::Ingress => Some(TemplateKind::Ingress),
             EnabledSource::Crd => None,
+            // --- contour-httpproxy and openshift-route sources ---
+            EnabledSource::ContourHttpProxy => Some(TemplateKind::HttpProxy),
+            EnabledSource::OpenShiftRoute => Some(TemplateKind::OpenShiftRoute),
         })
         .collect();
     let service_only: &[TemplateKind] = if enabled.contains(&EnabledSource::Service) {

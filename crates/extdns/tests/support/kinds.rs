@@ -32,10 +32,13 @@ pub fn api_resource(kind: ResourceKind) -> (&'static str, &'static str, Scope) {
         ResourceKind::Route(RouteKind::Udp) => ("gateway.networking.k8s.io", "udproutes", Scope::Source),
         ResourceKind::Ingress => ("networking.k8s.io", "ingresses", Scope::Source),
         ResourceKind::DnsEndpoint => ("externaldns.k8s.io", "dnsendpoints", Scope::Source),
+        // --- contour-httpproxy and openshift-route sources ---
+        ResourceKind::HttpProxy => ("projectcontour.io", "httpproxies", Scope::Source),
+        ResourceKind::OpenShiftRoute => ("route.openshift.io", "routes", Scope::Source),
     }
 }
 
-pub const ALL_KINDS: [ResourceKind; 14] = [
+pub const ALL_KINDS: [ResourceKind; 16] = [
     ResourceKind::Service,
     ResourceKind::EndpointSlice,
     ResourceKind::Pod,
@@ -50,6 +53,9 @@ pub const ALL_KINDS: [ResourceKind; 14] = [
     ResourceKind::Route(RouteKind::Udp),
     ResourceKind::Ingress,
     ResourceKind::DnsEndpoint,
+    // --- contour-httpproxy and openshift-route sources ---
+    ResourceKind::HttpProxy,
+    ResourceKind::OpenShiftRoute,
 ];
 
 /// The strings of a JSON array (empty for anything else).
