@@ -65,20 +65,85 @@ pub fn gateway_api_release(dir: &Path) -> Result<Vec<CustomResourceDefinition>> 
         .map(|plural| {
             let file = dir.join(format!("gateway.networking.k8s.io_{plural}.yaml"));
             let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-            // A CRD is one large document: the parser's node budget grows with it (no anchors in these files).
-            let defaults = serde_saphyr::Budget::default();
-            let options = serde_saphyr::options! {
-                budget: serde_saphyr::budget! {
-                    max_nodes: defaults.max_nodes.saturating_add(text.len()),
-                    max_events: defaults.max_events.saturating_add(text.len().saturating_mul(2)),
-                    max_total_scalar_bytes: defaults.max_total_scalar_bytes.max(text.len()),
-                },
-            };
-            let value: serde_json::Value = serde_saphyr::from_str_with_options(&text, options)
-                .with_context(|| format!("parsing {}", file.display()))?;
+            let value = parse_large_yaml(&text).with_context(|| format!("parsing {}", file.display()))?;
             serde_json::from_value(value).with_context(|| format!("{} is not a CRD", file.display()))
         })
         .collect()
+}
+
+/// One YAML document as JSON. A CRD is one large document: the parser's node budget grows with it (no
+/// anchors in these files).
+fn parse_large_yaml(text: &str) -> Result<serde_json::Value> {
+    let defaults = serde_saphyr::Budget::default();
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_nodes: defaults.max_nodes.saturating_add(text.len()),
+            max_events: defaults.max_events.saturating_add(text.len().saturating_mul(2)),
+            max_total_scalar_bytes: defaults.max_total_scalar_bytes.max(text.len()),
+        },
+    };
+    Ok(serde_saphyr::from_str_with_options(text, options)?)
+}
+
+/// The directory `EXTDNS_TEST_PROJECT_CRDS` names: one subdirectory per project (`istio`, `traefik`,
+/// `contour`, `openshift`, `emissary`, `f5`), each holding the CRD files xtask copied out of the project's Go
+/// module.
+pub fn projects_dir() -> Result<std::path::PathBuf> {
+    let dir = std::env::var_os("EXTDNS_TEST_PROJECT_CRDS")
+        .context("EXTDNS_TEST_PROJECT_CRDS is not set (cargo xtask sets it; or source int-env.sh)")?;
+    Ok(dir.into())
+}
+
+/// Every CustomResourceDefinition a project publishes, as a cluster that installed the project has them:
+/// each document of each `*.yaml`/`*.yml` file of `<EXTDNS_TEST_PROJECT_CRDS>/<project>/` whose kind is
+/// CustomResourceDefinition (the files also hold other objects), every version with its `served` flag.
+pub fn project(project: &str) -> Result<Vec<CustomResourceDefinition>> {
+    project_in(&projects_dir()?.join(project))
+}
+
+/// [`project`] from the project's directory.
+pub fn project_in(dir: &Path) -> Result<Vec<CustomResourceDefinition>> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    files.retain(|f| f.extension().is_some_and(|e| e == "yaml" || e == "yml"));
+    files.sort();
+    let mut crds = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+        for doc in yaml_documents(&text) {
+            let value = parse_large_yaml(doc).with_context(|| format!("parsing {}", file.display()))?;
+            if value.get("kind").and_then(|k| k.as_str()) != Some("CustomResourceDefinition") {
+                continue;
+            }
+            crds.push(serde_json::from_value(value).with_context(|| format!("a CRD of {}", file.display()))?);
+        }
+    }
+    if crds.is_empty() {
+        anyhow::bail!("no CustomResourceDefinition in {}", dir.display());
+    }
+    Ok(crds)
+}
+
+/// The documents of a YAML stream, split at `---` lines; empty ones (comments only) left out.
+fn yaml_documents(text: &str) -> Vec<&str> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "---" || line.starts_with("--- ") {
+            docs.push(&text[start..offset]);
+            start = offset + line.len();
+        }
+        offset += line.len();
+    }
+    docs.push(&text[start..]);
+    docs.retain(|d| {
+        d.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    });
+    docs
 }
 
 /// The HTTPRoute CRD with `spec.hostnames` accepting any JSON value: a CRD whose schema lets through an
@@ -130,6 +195,30 @@ mod tests {
             .find(|c| c.spec.names.kind == "TCPRoute")
             .context("no TCPRoute CRD")?;
         assert_eq!(tcp.spec.versions[0].name, "v1alpha2");
+        Ok(())
+    }
+
+    #[test]
+    fn a_projects_crds_are_every_crd_document_of_its_files() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let crd = |plural: &str| {
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.example.org\n\
+                 spec:\n  group: example.org\n  scope: Namespaced\n  names: {{kind: K, plural: {plural}}}\n  versions: []\n"
+            )
+        };
+        let text = format!(
+            "# a comment only\n---\n{}---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: x}}\n---\n{}",
+            crd("as"),
+            crd("bs")
+        );
+        std::fs::write(dir.path().join("crds.yaml"), text)?;
+        std::fs::write(dir.path().join("README.md"), "not yaml")?;
+        let names: Vec<String> = project_in(dir.path())?
+            .into_iter()
+            .filter_map(|c| c.metadata.name)
+            .collect();
+        assert_eq!(names, ["as.example.org", "bs.example.org"]);
         Ok(())
     }
 
