@@ -34,6 +34,8 @@ pub mod streaming;
 pub mod templates;
 pub mod undecodable;
 pub mod wait;
+// --- contour-httpproxy and openshift-route sources ---
+pub mod contour_openshift;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -300,5 +302,18 @@ pub const ALL: &[Scenario] = &[
         about: "every deploy/ overlay with both components built by kubectl kustomize and applied; the rfc2136 one publishes into BIND",
         default: true,
         run: install::kustomize,
+    },
+    // --- contour-httpproxy and openshift-route sources ---
+    Scenario {
+        name: "differential-contour",
+        about: "Contour's published CRDs installed, HTTPProxies with Contour's status: external-dns v0.23.0 and extdns (--source=contour-httpproxy) publish identical zones, take-over both ways changes nothing",
+        default: true,
+        run: contour_openshift::contour,
+    },
+    Scenario {
+        name: "openshift-route",
+        about: "OpenShift's published Route CRD installed, Routes with routers' status: extdns publishes what external-dns v0.23.0's source code makes of them, with and without --openshift-router-name (the reference binary's openshift modules are stubs)",
+        default: true,
+        run: contour_openshift::openshift,
     },
 ];

@@ -53,6 +53,9 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
         ("externaldns.k8s.io/v1alpha1", "DNSProvider") => ("dnsproviders", true),
         ("externaldns.k8s.io/v1alpha1", "ClusterDNSProvider") => ("clusterdnsproviders", false),
         ("v1", "Secret") => ("secrets", true),
+        // --- contour-httpproxy and openshift-route sources ---
+        ("projectcontour.io/v1", "HTTPProxy") => ("httpproxies", true),
+        ("route.openshift.io/v1", "Route") => ("routes", true),
         _ => bail!("the e2e client does not know {api_version} {kind}"),
     };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
