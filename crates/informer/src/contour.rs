@@ -91,15 +91,8 @@ impl Sealed for HttpProxy {
 mod tests {
     use super::*;
 
-    fn view_of(mut value: serde_json::Value) -> view::HttpProxy {
-        let obj: HttpProxy = crate::watched::decode(&mut value).expect("decodes");
-        let interner = crate::Interner::default();
-        let c = Convert {
-            interner: &interner,
-            pod_annotation_prefixes: &Default::default(),
-            template_fields: &Default::default(),
-        };
-        obj.view(&c)
+    fn view_of(value: serde_json::Value) -> view::HttpProxy {
+        crate::watched::view_of::<HttpProxy>(value)
     }
 
     #[test]

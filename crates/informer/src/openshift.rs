@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn every_router_entry_reaches_the_view_with_its_admission() {
-        let mut value = serde_json::json!({
+        let v = crate::watched::view_of::<Route>(serde_json::json!({
             "apiVersion": "route.openshift.io/v1", "kind": "Route",
             "metadata": {"name": "shop", "namespace": "web"},
             "spec": {"host": "shop.example.org", "to": {"kind": "Service", "name": "shop"}},
@@ -112,15 +112,7 @@ mod tests {
                 {"host": "shop.example.org", "routerName": "internal",
                  "conditions": [{"type": "Admitted", "status": "False"}]}
             ]}
-        });
-        let obj: Route = crate::watched::decode(&mut value).expect("decodes");
-        let interner = crate::Interner::default();
-        let c = Convert {
-            interner: &interner,
-            pod_annotation_prefixes: &Default::default(),
-            template_fields: &Default::default(),
-        };
-        let v = obj.view(&c);
+        }));
         assert_eq!(v.ingress.len(), 2);
         assert_eq!(
             &*v.ingress[0].router_canonical_hostname,

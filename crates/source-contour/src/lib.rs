@@ -36,10 +36,10 @@
 use std::collections::BTreeSet;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, Target, merge_endpoints};
+use extdns_endpoint::{Endpoint, merge_endpoints};
 use extdns_informer::view::HttpProxy;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::own_hosts::{OwnHosts, OwnKind, object_endpoints};
+use extdns_source::own_hosts::{OwnHosts, OwnKind, load_balancer_targets, object_endpoints};
 use extdns_source::{Evaluation, Objects, Source, SourceConfig, SourceError};
 
 /// The `--source` name.
@@ -77,23 +77,11 @@ impl HttpProxySource {
         PROXIES.evaluate(cluster, objects, &self.common, |proxy, object| {
             let own = OwnHosts {
                 hosts: proxy.fqdn.as_deref().into_iter().collect(),
-                status_targets: status_targets(proxy),
+                status_targets: load_balancer_targets(&proxy.load_balancer_ingress),
             };
             object_endpoints(&self.common, SOURCE_NAME, proxy, object, own)
         })
     }
-}
-
-/// `status.loadBalancer.ingress`: each entry's IP, then its hostname, empty ones skipped.
-fn status_targets(proxy: &HttpProxy) -> Vec<Target> {
-    proxy
-        .load_balancer_ingress
-        .iter()
-        .flat_map(|lb| [lb.ip.as_deref(), lb.hostname.as_deref()])
-        .flatten()
-        .filter(|t| !t.is_empty())
-        .map(Target::from)
-        .collect()
 }
 
 #[async_trait]

@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 
 use extdns_informer::{ChangeSet, ObjectKey, ResourceKind};
-use extdns_source::annotations::{PREFIX_ALPHA, PREFIX_GA};
-use extdns_source::own_hosts::testing::{Flags, rendered, store};
+use extdns_source::annotations::PREFIX_ALPHA;
+use extdns_source::own_hosts::testing::{Flags, ga, metadata, rendered, store};
 use extdns_source::template::TemplateKind;
 use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
@@ -27,10 +27,6 @@ struct Fake {
     fqdn: Option<&'static str>,
     ips: Vec<&'static str>,
     hostnames: Vec<&'static str>,
-}
-
-fn ga(key: &str) -> String {
-    format!("{PREFIX_GA}{key}")
 }
 
 impl Fake {
@@ -67,10 +63,6 @@ impl Fake {
     }
 
     fn json(&self) -> Value {
-        let annotations: serde_json::Map<String, Value> =
-            self.annotations.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-        let labels: serde_json::Map<String, Value> =
-            self.labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
         let mut lb: Vec<Value> = self.ips.iter().map(|ip| json!({"ip": ip})).collect();
         lb.extend(self.hostnames.iter().map(|h| json!({"hostname": h})));
         let mut spec = json!({"routes": [{"services": [{"name": "web", "port": 80}]}]});
@@ -80,7 +72,7 @@ impl Fake {
         json!({
             "apiVersion": "projectcontour.io/v1",
             "kind": "HTTPProxy",
-            "metadata": {"name": self.name, "namespace": self.namespace, "annotations": annotations, "labels": labels},
+            "metadata": metadata(self.name, self.namespace, &self.annotations, &self.labels),
             "spec": spec,
             "status": {"currentStatus": "valid", "loadBalancer": {"ingress": lb}},
         })

@@ -7,8 +7,7 @@
 use std::collections::BTreeSet;
 
 use extdns_informer::{ChangeSet, ObjectKey, ResourceKind};
-use extdns_source::annotations::PREFIX_GA;
-use extdns_source::own_hosts::testing::{Flags, rendered, store};
+use extdns_source::own_hosts::testing::{Flags, ga, metadata, rendered, store};
 use extdns_source::template::TemplateKind;
 use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
@@ -28,10 +27,6 @@ struct Fake {
     labels: Vec<(&'static str, &'static str)>,
     spec_host: Option<&'static str>,
     routers: Vec<Router>,
-}
-
-fn ga(key: &str) -> String {
-    format!("{PREFIX_GA}{key}")
 }
 
 impl Fake {
@@ -64,10 +59,6 @@ impl Fake {
     }
 
     fn json(&self) -> Value {
-        let annotations: serde_json::Map<String, Value> =
-            self.annotations.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-        let labels: serde_json::Map<String, Value> =
-            self.labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
         let ingress: Vec<Value> = self
             .routers
             .iter()
@@ -89,7 +80,7 @@ impl Fake {
         json!({
             "apiVersion": "route.openshift.io/v1",
             "kind": "Route",
-            "metadata": {"name": self.name, "namespace": self.namespace, "annotations": annotations, "labels": labels},
+            "metadata": metadata(self.name, self.namespace, &self.annotations, &self.labels),
             "spec": spec,
             "status": {"ingress": ingress},
         })

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use extdns_endpoint::{Endpoint, Target};
-use extdns_informer::view::Meta;
+use extdns_informer::view::{LoadBalancerIngress, Meta};
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 
 use crate::template::{TemplateError, TemplateObject};
@@ -26,6 +26,18 @@ pub struct OwnHosts<'a> {
     pub hosts: Vec<&'a str>,
     /// The targets the object's status gives.
     pub status_targets: Vec<Target>,
+}
+
+/// The targets of a `status.loadBalancer.ingress` (an Ingress's, or the Envoy Service's an HTTPProxy copies):
+/// each entry's IP, then its hostname, empty ones skipped.
+pub fn load_balancer_targets(entries: &[LoadBalancerIngress]) -> Vec<Target> {
+    entries
+        .iter()
+        .flat_map(|lb| [lb.ip.as_deref(), lb.hostname.as_deref()])
+        .flatten()
+        .filter(|t| !t.is_empty())
+        .map(Target::from)
+        .collect()
 }
 
 /// The endpoints of one admitted object of source `source_name`, each referring to `object`; `Err` when
@@ -229,6 +241,25 @@ pub mod testing {
             s.push_str(&format!(" resource={r}"));
         }
         s
+    }
+
+    /// An annotation under external-dns's default prefix.
+    pub fn ga(key: &str) -> String {
+        format!("{}{key}", crate::PREFIX_GA)
+    }
+
+    /// `metadata` of an object as the API server holds it.
+    pub fn metadata(
+        name: &str,
+        namespace: &str,
+        annotations: &[(String, &str)],
+        labels: &[(&str, &str)],
+    ) -> serde_json::Value {
+        let annotations: serde_json::Map<String, serde_json::Value> =
+            annotations.iter().map(|(k, v)| (k.clone(), (*v).into())).collect();
+        let labels: serde_json::Map<String, serde_json::Value> =
+            labels.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect();
+        serde_json::json!({"name": name, "namespace": namespace, "annotations": annotations, "labels": labels})
     }
 
     /// The endpoints rendered and sorted.
