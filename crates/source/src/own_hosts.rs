@@ -186,20 +186,21 @@ pub mod testing {
     impl Flags {
         /// The configuration these flags make. Panics on a filter or template that does not parse.
         pub fn config(&self) -> SourceConfig {
-            let mut common = SourceConfig::default();
-            common.namespace = self.namespace.map(String::from);
-            common.annotation_filter = Selector::parse(self.annotation_filter).expect("annotation filter");
-            common.label_filter = Selector::parse(self.label_filter).expect("label filter");
-            common.fqdn_template = self.fqdn_template.map(|t| {
-                Arc::new(
-                    FqdnTemplate::parse(&[t.to_string()])
-                        .expect("template")
-                        .expect("non-empty"),
-                )
-            });
-            common.combine_fqdn_annotation = self.combine;
-            common.ignore_hostname_annotation = self.ignore_hostname_annotation;
-            common
+            SourceConfig {
+                namespace: self.namespace.map(String::from),
+                annotation_filter: Selector::parse(self.annotation_filter).expect("annotation filter"),
+                label_filter: Selector::parse(self.label_filter).expect("label filter"),
+                fqdn_template: self.fqdn_template.map(|t| {
+                    Arc::new(
+                        FqdnTemplate::parse(&[t.to_string()])
+                            .expect("template")
+                            .expect("non-empty"),
+                    )
+                }),
+                combine_fqdn_annotation: self.combine,
+                ignore_hostname_annotation: self.ignore_hostname_annotation,
+                ..SourceConfig::default()
+            }
         }
     }
 

@@ -17,7 +17,6 @@ use crate::objects::annotations;
 
 use super::Ctx;
 use super::differential::{compare_zones, is_ownership};
-use super::install::apply_json;
 
 /// external-dns v0.23.0 and extdns on the same HTTPProxies: names from the virtual host, the hostname
 /// annotation and the template-free rules (addresses by family, a load balancer hostname, the target
@@ -50,7 +49,7 @@ pub fn openshift(ctx: &mut Ctx) -> Result<()> {
     for route in routes(&ns) {
         ctx.cp.kube.apply(&route)?;
     }
-    let checks: [(Option<&str>, fn(&[Record]) -> Result<()>); 2] = [
+    let checks: [(Option<&str>, ZoneCheck); 2] = [
         (None, |zone| expect_records(zone, OPENSHIFT_RECORDS, "route/")),
         (Some("internal"), |zone| {
             expect_records(zone, OPENSHIFT_INTERNAL_RECORDS, "route/")
@@ -76,32 +75,13 @@ pub fn openshift(ctx: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
-/// The project's CRDs, and read access for the deploy/ ServiceAccount as the chart grants it.
+/// What a zone must hold, checked after the comparison.
+type ZoneCheck = fn(&[Record]) -> Result<()>;
+
+/// The project's CRDs; deploy/'s ClusterRole already grants their kinds to the ServiceAccount the
+/// controllers run as.
 fn install(ctx: &Ctx, project: &str) -> Result<()> {
-    ctx.cp.kube.install_crds(&crate::crds::project(project)?)?;
-    let name = format!("extdns-{project}-source");
-    let rules = match project {
-        "contour" => {
-            json!([{"apiGroups": ["projectcontour.io"], "resources": ["httpproxies"], "verbs": ["get", "list", "watch"]}])
-        }
-        _ => json!([{"apiGroups": ["route.openshift.io"], "resources": ["routes"], "verbs": ["get", "list", "watch"]}]),
-    };
-    apply_json(
-        ctx,
-        &json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": {"name": name}, "rules": rules
-        }),
-    )?;
-    apply_json(
-        ctx,
-        &json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-            "subjects": [{"kind": "ServiceAccount", "name": "extdns", "namespace": "extdns"}]
-        }),
-    )
+    ctx.cp.kube.install_crds(&crate::crds::project(project)?)
 }
 
 /// `--source=<source>` alone, the common flags otherwise (namespace, RFC2136 to the run's BIND, TXT registry).
