@@ -13,8 +13,11 @@
 //! - external-dns, two releases: [`EXTERNAL_DNS`] (v0.23.0, the reference every differential scenario runs)
 //!   and [`EXTERNAL_DNS_PREVIOUS`] (v0.22.0, whose zones users upgrading from it hand over). Each is the
 //!   unmodified module in its wrapper `xtask/go/external-dns/<version>/go.mod`, which replaces the modules the
-//!   module proxy does not serve with the stubs of `xtask/go/external-dns/stubs` (only `--provider=exoscale`
-//!   and `--source=openshift-route` are lost) and, for v0.23.0, civogo v0.7.3 with v0.7.2. v0.23.0's module
+//!   module proxy does not serve with the stubs of `xtask/go/external-dns/stubs` (only `--provider=exoscale`,
+//!   and for v0.22.0 `--source=openshift-route`, are lost), for v0.23.0 the openshift modules with the newest
+//!   matched pair the proxy serves (so its openshift-route source runs) and civogo v0.7.3 with v0.7.2. Each
+//!   is cached under `external-dns-<version><revision>`: a new wrapper revision is a new name, so every
+//!   machine builds it again. v0.23.0's module
 //!   needs Go 1.27: its build alone runs with `GOTOOLCHAIN=go1.27.3`, which makes the go tool fetch that
 //!   toolchain through the module proxy (once; it is cached like a module). The reference's Helm chart
 //!   (`charts/external-dns` of its module) is copied out of the module cache to
@@ -49,11 +52,14 @@ pub const ETCD: &str = "v3.6.8";
 pub const EXTERNAL_DNS: Release = Release {
     version: "v0.23.0",
     toolchain: Some("go1.27.3"),
+    // r2: the real openshift modules instead of stubs.
+    revision: "-r2",
 };
 /// The release before it, whose zones users upgrading from it hand over to extdns (`takeover-previous`).
 pub const EXTERNAL_DNS_PREVIOUS: Release = Release {
     version: "v0.22.0",
     toolchain: None,
+    revision: "",
 };
 /// github.com/helm-unittest/helm-unittest: runs external-dns's chart test suites (helm-unittest's format).
 pub const HELM_UNITTEST: &str = "v1.1.2";
@@ -117,6 +123,9 @@ pub const GO_MIN: (u32, u32, u32) = (1, 26, 6);
 pub struct Release {
     pub version: &'static str,
     pub toolchain: Option<&'static str>,
+    /// The wrapper module's revision, appended to the cached binary's name (`-r2`): a wrapper that builds
+    /// something else must not be mistaken for the binary an older one built.
+    pub revision: &'static str,
 }
 
 /// One project's published CRDs: where they are in its Go module.
@@ -250,8 +259,14 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         etcd: bin.join(format!("etcd-{ETCD}")),
         kube_apiserver: bin.join(format!("kube-apiserver-{KUBERNETES}")),
         kubectl: bin.join(format!("kubectl-{KUBERNETES}")),
-        external_dns: bin.join(format!("external-dns-{}", EXTERNAL_DNS.version)),
-        external_dns_previous: bin.join(format!("external-dns-{}", EXTERNAL_DNS_PREVIOUS.version)),
+        external_dns: bin.join(format!(
+            "external-dns-{}{}",
+            EXTERNAL_DNS.version, EXTERNAL_DNS.revision
+        )),
+        external_dns_previous: bin.join(format!(
+            "external-dns-{}{}",
+            EXTERNAL_DNS_PREVIOUS.version, EXTERNAL_DNS_PREVIOUS.revision
+        )),
         ec2_metadata_mock: bin.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}")),
         helm: bin.join(format!("helm-{HELM}")),
         external_dns_chart: bin.join(format!("external-dns-chart-{}", EXTERNAL_DNS.version)),

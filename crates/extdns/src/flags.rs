@@ -188,6 +188,10 @@ pub struct Flags {
     /// The ingress source.
     #[command(flatten)]
     pub ingress: IngressFlags,
+    // --- contour-httpproxy and openshift-route sources ---
+    /// The openshift-route source.
+    #[command(flatten)]
+    pub openshift: OpenShiftFlags,
     /// The provider and the domains it manages.
     #[command(flatten)]
     pub provider: ProviderFlags,
@@ -484,6 +488,19 @@ pub struct PodFlags {
     /// Also publish every Pod as `<name>.<domain>` at its IP.
     #[arg(long, value_name = "DOMAIN", default_value = "")]
     pub pod_source_domain: String,
+}
+
+// --- contour-httpproxy and openshift-route sources ---
+
+/// The openshift-route source's flags (the contour-httpproxy source has none of its own).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "OpenShift Route source")]
+pub struct OpenShiftFlags {
+    /// If source is openshift-route then you can pass the ingress controller name. Based on this name
+    /// external-dns will select the respective router from the route status and map that
+    /// routerCanonicalHostname to the route host while creating a CNAME record.
+    #[arg(long, value_name = "NAME")]
+    pub openshift_router_name: Option<String>,
 }
 
 // ------------------------------------------------------------------------------------------- Providers

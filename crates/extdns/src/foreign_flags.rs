@@ -12,7 +12,6 @@ const OWNERS: &[(&str, &str)] = &[
     ("godaddy", "the godaddy provider"),
     ("ns1", "the ns1 provider"),
     ("oci", "the oci provider"),
-    ("openshift-router-name", "the openshift-route source"),
     ("ovh", "the ovh provider"),
     ("skipper-routegroup-groupversion", "the skipper-routegroup source"),
     ("traefik", "the traefik-proxy source"),

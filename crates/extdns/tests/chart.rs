@@ -17,6 +17,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+use extdns::settings::EnabledSource;
 use extdns_informer::ResourceKind;
 use support::kinds::{Scope, api_resource, strings};
 
@@ -210,6 +211,23 @@ fn check_rbac_against_extdns(
                 "{what}: no grant to list and watch {resource} in every namespace; grants: {grants:?}"
             );
             needed.insert(("externaldns.k8s.io".to_string(), resource.to_string()));
+        }
+    }
+    // --- contour-httpproxy and openshift-route sources ---
+    // external-dns's chart grants these two sources Nodes, Pods, Services and Ingresses beside their own kind
+    // (its rules for them predate their current code); our chart keeps its rules, which extdns never uses.
+    if sources
+        .enabled
+        .iter()
+        .any(|s| matches!(s, EnabledSource::ContourHttpProxy | EnabledSource::OpenShiftRoute))
+    {
+        for (group, resource) in [
+            ("", "nodes"),
+            ("", "pods"),
+            ("", "services"),
+            ("networking.k8s.io", "ingresses"),
+        ] {
+            needed.insert((group.to_string(), resource.to_string()));
         }
     }
     if exact {

@@ -899,3 +899,52 @@ items:
     assert_eq!(targets(find(&eps, "agent.internal.example.org", "A")), ["10.0.0.1"]);
     Ok(())
 }
+
+// --- contour-httpproxy and openshift-route sources ---
+
+#[test]
+fn endpoints_over_an_httpproxy_manifest() -> Result<(), Error> {
+    let file = examples().join("contour-httpproxy.yaml");
+    let file = file.to_str().ok_or("path")?;
+    let eps = json_endpoints(&["--manifests", file, "--source=contour-httpproxy"], &[])?;
+    assert_eq!(targets(find(&eps, "cafe.example.com", "A")), ["198.51.100.30"]);
+    assert_eq!(targets(find(&eps, "www.cafe.example.com", "A")), ["198.51.100.30"]);
+    assert_eq!(
+        find(&eps, "cafe.example.com", "A").map(|e| e["labels"]["resource"].clone()),
+        Some("HTTPProxy/default/cafe".into())
+    );
+    assert_eq!(
+        find(&eps, "cafe.example.com", "A").map(|e| e["recordTTL"].clone()),
+        Some(120.into())
+    );
+    Ok(())
+}
+
+#[test]
+fn endpoints_over_an_openshift_route_manifest() -> Result<(), Error> {
+    let file = examples().join("openshift-route.yaml");
+    let file = file.to_str().ok_or("path")?;
+    let first = json_endpoints(&["--manifests", file, "--source=openshift-route"], &[])?;
+    assert_eq!(
+        targets(find(&first, "shop.apps.example.com", "CNAME")),
+        ["router-default.apps.example.com"]
+    );
+    assert_eq!(
+        find(&first, "shop.apps.example.com", "CNAME").map(|e| e["labels"]["resource"].clone()),
+        Some("route/default/shop".into())
+    );
+    let named = json_endpoints(
+        &[
+            "--manifests",
+            file,
+            "--source=openshift-route",
+            "--openshift-router-name=internal",
+        ],
+        &[],
+    )?;
+    assert_eq!(
+        targets(find(&named, "shop.apps.example.com", "CNAME")),
+        ["router-internal.apps.example.com"]
+    );
+    Ok(())
+}

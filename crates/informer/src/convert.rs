@@ -96,7 +96,7 @@ fn condition_is_true<'a>(conditions: impl IntoIterator<Item = &'a Condition>, ty
 // -------------------------------------------------------------------------------------------- core/v1
 
 /// One `status.loadBalancer.ingress[]` entry: Services and Ingresses have a type each, with the same fields.
-trait LoadBalancerAddress {
+pub(crate) trait LoadBalancerAddress {
     fn ip(&self) -> &Option<String>;
     fn hostname(&self) -> &Option<String>;
 }
@@ -120,7 +120,7 @@ impl LoadBalancerAddress for networking::IngressLoadBalancerIngress {
 }
 
 /// `status.loadBalancer.ingress` of a Service or an Ingress, in order.
-fn load_balancer_ingress<A: LoadBalancerAddress>(entries: Option<&Vec<A>>) -> Box<[LoadBalancerIngress]> {
+pub(crate) fn load_balancer_ingress<A: LoadBalancerAddress>(entries: Option<&Vec<A>>) -> Box<[LoadBalancerIngress]> {
     entries
         .into_iter()
         .flatten()

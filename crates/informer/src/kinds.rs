@@ -69,6 +69,9 @@ pub(crate) fn dispatch<V: KindVisitor>(kind: ResourceKind, v: V) -> V::Output {
         ResourceKind::DnsEndpoint => v.visit::<DnsEndpoint>(),
         ResourceKind::F5VirtualServer => v.visit::<f5::VirtualServer>(),
         ResourceKind::F5TransportServer => v.visit::<f5::TransportServer>(),
+        // --- contour-httpproxy and openshift-route sources ---
+        ResourceKind::HttpProxy => v.visit::<crate::contour::HttpProxy>(),
+        ResourceKind::OpenShiftRoute => v.visit::<crate::openshift::Route>(),
     }
 }
 

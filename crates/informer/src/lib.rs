@@ -51,6 +51,10 @@ mod store;
 mod strmap;
 pub mod view;
 mod watched;
+// --- contour-httpproxy and openshift-route sources ---
+pub mod contour;
+mod crd_type;
+pub mod openshift;
 
 pub use availability::{Unavailable, UnavailableReason};
 pub use changes::ChangeSet;

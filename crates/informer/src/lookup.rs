@@ -13,6 +13,7 @@ use crate::view::{
     DnsEndpoint, EndpointSlice, F5Kind, F5Server, Gateway, HEADLESS, Ingress, LOCAL_NODE_PORT, ListenerSet, NODE_PORT,
     Namespace, Node, Pod, Route, RouteKind, Service,
 };
+use crate::view::{HttpProxy, OpenShiftRoute};
 
 /// The lookups sources use, by view.
 impl ClusterStore {
@@ -120,6 +121,29 @@ impl ClusterStore {
     /// One F5 VirtualServer or TransportServer, for an incremental evaluation.
     pub fn f5_server(&self, kind: F5Kind, namespace: &str, name: &str) -> Option<Arc<F5Server>> {
         self.index::<F5Server>(kind.resource_kind())?.get(namespace, name)
+    }
+
+    // --- contour-httpproxy and openshift-route sources ---
+
+    /// All Contour HTTPProxies in scope.
+    pub fn http_proxies(&self) -> Vec<Arc<HttpProxy>> {
+        self.all(ResourceKind::HttpProxy)
+    }
+
+    /// One HTTPProxy, for an incremental evaluation.
+    pub fn http_proxy(&self, namespace: &str, name: &str) -> Option<Arc<HttpProxy>> {
+        self.index::<HttpProxy>(ResourceKind::HttpProxy)?.get(namespace, name)
+    }
+
+    /// All OpenShift Routes in scope.
+    pub fn openshift_routes(&self) -> Vec<Arc<OpenShiftRoute>> {
+        self.all(ResourceKind::OpenShiftRoute)
+    }
+
+    /// One OpenShift Route, for an incremental evaluation.
+    pub fn openshift_route(&self, namespace: &str, name: &str) -> Option<Arc<OpenShiftRoute>> {
+        self.index::<OpenShiftRoute>(ResourceKind::OpenShiftRoute)?
+            .get(namespace, name)
     }
 }
 

@@ -58,6 +58,9 @@ item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
 item_with_meta!(Route, |route| ResourceKind::Route(route.kind), template_fields: template_fields, refs: route_refs);
 
 item_with_meta!(F5Server, |server| server.kind.resource_kind());
+// --- contour-httpproxy and openshift-route sources ---
+item_with_meta!(HttpProxy, ResourceKind::HttpProxy, template_fields: template_fields);
+item_with_meta!(OpenShiftRoute, ResourceKind::OpenShiftRoute, template_fields: template_fields);
 
 impl Item for Pod {
     type Uid = ();
@@ -676,6 +679,47 @@ pub struct F5Server {
     pub virtual_server_address: String,
     /// `status.vsAddress`.
     pub vs_address: String,
+}
+
+// ----------------------------------------------------------------- projectcontour.io, route.openshift.io
+
+/// A Contour HTTPProxy (projectcontour.io/v1): the name it serves and where Contour's Envoy answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HttpProxy {
+    /// Identity, labels and annotations.
+    pub meta: Meta,
+    /// `spec.virtualhost.fqdn`; `None` when absent or empty (a proxy only included by another).
+    pub fqdn: Option<Box<str>>,
+    /// `status.loadBalancer.ingress`, which Contour copies from its Envoy Service.
+    pub load_balancer_ingress: Box<[LoadBalancerIngress]>,
+    /// The fields templates read beyond the above: JSON text trimmed to their paths
+    /// ([`crate::TemplateFields`]).
+    pub template_fields: Option<Box<str>>,
+}
+
+/// An OpenShift Route (route.openshift.io/v1): what each router made of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenShiftRoute {
+    /// Identity, labels and annotations.
+    pub meta: Meta,
+    /// `status.ingress`, in order: one entry per router.
+    pub ingress: Box<[RouterIngress]>,
+    /// The fields templates read beyond the above: JSON text trimmed to their paths
+    /// ([`crate::TemplateFields`]).
+    pub template_fields: Option<Box<str>>,
+}
+
+/// One `status.ingress[]` entry of an OpenShift Route.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouterIngress {
+    /// `host`: the name the router serves the route under.
+    pub host: Box<str>,
+    /// `routerName`.
+    pub router_name: Box<str>,
+    /// `routerCanonicalHostname`: the router's own DNS name.
+    pub router_canonical_hostname: Box<str>,
+    /// The first `Admitted` condition is `True`.
+    pub admitted: bool,
 }
 
 /// The Service groups of the reverse index: every NodePort Service reads every Node; some headless

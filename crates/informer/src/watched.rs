@@ -111,6 +111,20 @@ pub(crate) fn uid<K: Watched>(object: &K) -> Option<crate::Uid> {
     object.meta().uid.as_deref().and_then(crate::Uid::parse)
 }
 
+/// For the conversions' tests: the view of the object `value` holds, decoded and converted with default
+/// options (a panic names what failed).
+#[cfg(test)]
+pub(crate) fn view_of<K: Watched>(mut value: Value) -> K::View {
+    let object: K = decode(&mut value).expect("decodes");
+    let interner = Interner::default();
+    let c = Convert {
+        interner: &interner,
+        pod_annotation_prefixes: &Default::default(),
+        template_fields: &Default::default(),
+    };
+    object.view(&c)
+}
+
 /// Decodes one object's JSON into `K` ([`sealed::Sealed::prepare`] first, which may change `value`).
 pub(crate) fn decode<K: Watched>(value: &mut Value) -> Result<K, DecodeError> {
     K::prepare(value);

@@ -61,6 +61,11 @@ pub enum ResourceKind {
     F5VirtualServer,
     /// F5 CIS's cis.f5.com TransportServer (`--source=f5-transportserver`).
     F5TransportServer,
+    // --- contour-httpproxy and openshift-route sources ---
+    /// projectcontour.io/v1 HTTPProxy (`--source=contour-httpproxy`).
+    HttpProxy,
+    /// route.openshift.io/v1 Route (`--source=openshift-route`); not a Gateway API route.
+    OpenShiftRoute,
 }
 
 /// The Gateway API route kinds extdns has sources for.
@@ -141,7 +146,7 @@ const F5: &str = "cis.f5.com";
 /// group, the versions extdns reads (the one it watches first), its plural, where it is watched and how its
 /// changes enter the change set.
 #[rustfmt::skip]
-pub static KINDS: [KindSpec; 16] = {
+pub static KINDS: [KindSpec; 18] = {
     use ChangeKey::{Group, Own};
     use ResourceKind as K;
     use Scope::{Cluster, Namespaced};
@@ -165,6 +170,9 @@ pub static KINDS: [KindSpec; 16] = {
         // F5 Container Ingress Services.
         row(K::F5VirtualServer, "VirtualServer", F5, &["v1"], "virtualservers", Namespaced(Sources), Own),
         row(K::F5TransportServer, "TransportServer", F5, &["v1"], "transportservers", Namespaced(Sources), Own),
+        // --- contour-httpproxy and openshift-route sources ---
+        row(K::HttpProxy, "HTTPProxy", "projectcontour.io", &["v1"], "httpproxies", Namespaced(Sources), Own),
+        row(K::OpenShiftRoute, "Route", "route.openshift.io", &["v1"], "routes", Namespaced(Sources), Own),
     ]
 };
 
@@ -238,6 +246,9 @@ impl ResourceKind {
             ResourceKind::DnsEndpoint => 13,
             ResourceKind::F5VirtualServer => 14,
             ResourceKind::F5TransportServer => 15,
+            // --- contour-httpproxy and openshift-route sources ---
+            ResourceKind::HttpProxy => 16,
+            ResourceKind::OpenShiftRoute => 17,
         }
     }
 
@@ -266,28 +277,45 @@ impl ResourceKind {
     }
 
     /// How the `resource` label external-dns writes names this kind: the API kind in lower case, except
-    /// DNSEndpoints, which external-dns labels `crd` whatever their kind, and the kinds whose source writes
-    /// its own name there (`f5-virtualserver`).
+    /// DNSEndpoints, which external-dns labels `crd` whatever their kind, HTTPProxies, which its contour
+    /// source labels with the API kind as spelled (`HTTPProxy/ns/name`), and the kinds whose source writes its
+    /// own name there (`f5-virtualserver`).
     pub fn label_name(self) -> Cow<'static, str> {
         match self.label_spelling() {
-            own if !own.bytes().any(|b| b.is_ascii_uppercase()) => Cow::Borrowed(own),
-            kind => Cow::Owned(kind.to_ascii_lowercase()),
+            LabelSpelling::Exact(s) => Cow::Borrowed(s),
+            LabelSpelling::Lower(kind) => Cow::Owned(kind.to_ascii_lowercase()),
         }
     }
 
-    /// [`label_name`](Self::label_name) before lower-casing: the API kind, or the name the source writes.
-    fn label_spelling(self) -> &'static str {
+    /// [`label_name`](Self::label_name) before lower-casing.
+    fn label_spelling(self) -> LabelSpelling {
         match self {
-            ResourceKind::DnsEndpoint => "crd",
-            ResourceKind::F5VirtualServer => "f5-virtualserver",
-            ResourceKind::F5TransportServer => "f5-transportserver",
-            k => k.kind(),
+            ResourceKind::DnsEndpoint => LabelSpelling::Exact("crd"),
+            ResourceKind::HttpProxy => LabelSpelling::Exact("HTTPProxy"),
+            ResourceKind::F5VirtualServer => LabelSpelling::Exact("f5-virtualserver"),
+            ResourceKind::F5TransportServer => LabelSpelling::Exact("f5-transportserver"),
+            k => LabelSpelling::Lower(k.kind()),
         }
     }
 
     /// The kind the `resource` label spells `lower` (`service`, `httproute`, `crd`, `f5-virtualserver`).
     pub fn from_lowercase(lower: &str) -> Option<ResourceKind> {
-        ResourceKind::all().find(|k| k.label_spelling().eq_ignore_ascii_case(lower))
+        ResourceKind::all().find(|k| k.label_spelling().text().eq_ignore_ascii_case(lower))
+    }
+}
+
+/// How the `resource` label spells a kind: as given, or the given API kind lower-cased.
+#[derive(Debug, Clone, Copy)]
+enum LabelSpelling {
+    Exact(&'static str),
+    Lower(&'static str),
+}
+
+impl LabelSpelling {
+    fn text(self) -> &'static str {
+        match self {
+            LabelSpelling::Exact(s) | LabelSpelling::Lower(s) => s,
+        }
     }
 }
 
@@ -398,10 +426,13 @@ impl ObjectKey {
     /// The bytes of [`resource_label`](Self::resource_label), one at a time.
     fn label_bytes(&self) -> impl Iterator<Item = u8> + '_ {
         let namespace = (!self.kind.cluster_scoped()).then(|| self.namespace.bytes().chain(std::iter::once(b'/')));
-        self.kind
-            .label_spelling()
+        let (spelling, lower) = match self.kind.label_spelling() {
+            LabelSpelling::Exact(s) => (s, false),
+            LabelSpelling::Lower(s) => (s, true),
+        };
+        spelling
             .bytes()
-            .map(|b| b.to_ascii_lowercase())
+            .map(move |b| if lower { b.to_ascii_lowercase() } else { b })
             .chain(std::iter::once(b'/'))
             .chain(namespace.into_iter().flatten())
             .chain(self.name.bytes())
@@ -517,6 +548,20 @@ mod tests {
         // The case the keys' own order gets wrong: a namespace that is a prefix of another.
         let (a, ab) = (&keys[0], &keys[1]);
         assert!(a < ab && a.cmp_resource_label(ab) == std::cmp::Ordering::Greater);
+    }
+
+    #[test]
+    fn contour_and_openshift_labels_are_spelled_as_external_dns_writes_them() {
+        let proxy = ObjectKey::new(ResourceKind::HttpProxy, "web", "shop");
+        assert_eq!(proxy.resource_label(), "HTTPProxy/web/shop");
+        let route = ObjectKey::new(ResourceKind::OpenShiftRoute, "web", "shop");
+        assert_eq!(route.resource_label(), "route/web/shop");
+        assert_eq!(ObjectKey::from_resource_label("HTTPProxy/web/shop"), Some(proxy));
+        assert_eq!(ObjectKey::from_resource_label("route/web/shop"), Some(route));
+        assert_eq!(
+            ResourceKind::from_api_version("route.openshift.io/v1", "Route"),
+            Some(ResourceKind::OpenShiftRoute)
+        );
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub mod route;
 pub mod selector;
 pub mod template;
 pub mod tie;
+// --- contour-httpproxy and openshift-route sources ---
+pub mod own_hosts;
 
 pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, PrefixConflict, TtlError};
 pub use config::SourceConfig;

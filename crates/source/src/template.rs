@@ -523,6 +523,9 @@ pub fn template_fields(uses: &[TemplateUse<'_>]) -> Result<TemplateFields, Templ
             TemplateKind::Ingress => ResourceKind::Ingress,
             TemplateKind::Node => ResourceKind::Node,
             TemplateKind::Pod => ResourceKind::Pod,
+            // --- contour-httpproxy and openshift-route sources ---
+            TemplateKind::HttpProxy => ResourceKind::HttpProxy,
+            TemplateKind::OpenShiftRoute => ResourceKind::OpenShiftRoute,
         };
         fields.set(resource, tree);
     }

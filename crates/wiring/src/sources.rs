@@ -17,6 +17,9 @@ use extdns_source_ingress::{IngressSource, IngressSourceConfig};
 use extdns_source_node::{NodeSource, NodeSourceConfig};
 use extdns_source_pod::{PodSource, PodSourceConfig};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
+// --- contour-httpproxy and openshift-route sources ---
+use extdns_source_contour::HttpProxySource;
+use extdns_source_openshift::{RouteSource, RouteSourceConfig};
 
 /// A source extdns implements, as the pipeline builds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +38,11 @@ pub enum EnabledSource {
     Pod,
     /// `f5-virtualserver` or `f5-transportserver`.
     F5(F5Kind),
+    // --- contour-httpproxy and openshift-route sources ---
+    /// `contour-httpproxy`.
+    ContourHttpProxy,
+    /// `openshift-route`.
+    OpenShiftRoute,
 }
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
@@ -53,6 +61,11 @@ pub struct SourceSettings {
     pub crd: CrdSourceConfig,
     /// The F5 sources' configuration (both kinds).
     pub f5: F5SourceConfig,
+    // --- contour-httpproxy and openshift-route sources ---
+    /// The contour-httpproxy source's configuration (what every source shares: it has no flag of its own).
+    pub contour: SourceConfig,
+    /// The openshift-route source's configuration.
+    pub openshift: RouteSourceConfig,
     /// The wrappers every source's endpoints go through.
     pub pipeline: PipelineConfig,
     /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
@@ -77,6 +90,8 @@ impl SourceSettings {
         self.node.common.route = Some(route.clone());
         self.pod.common.route = Some(route.clone());
         self.f5.common.route = Some(route.clone());
+        self.contour.route = Some(route.clone());
+        self.openshift.common.route = Some(route.clone());
         self.crd.route = Some(route);
     }
 }
@@ -95,6 +110,9 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 EnabledSource::Node => Box::new(NodeSource::new(settings.node.clone())),
                 EnabledSource::Pod => Box::new(PodSource::new(settings.pod.clone())),
                 EnabledSource::F5(kind) => Box::new(F5Source::new(kind, settings.f5.clone())),
+                // --- contour-httpproxy and openshift-route sources ---
+                EnabledSource::ContourHttpProxy => Box::new(HttpProxySource::new(settings.contour.clone())),
+                EnabledSource::OpenShiftRoute => Box::new(RouteSource::new(settings.openshift.clone())),
             }
         })
         .collect()

@@ -289,14 +289,29 @@ pub(super) fn crd_run<'a>(which: Which, ns: &'a str) -> Run<'a> {
 
 /// Both controllers on the objects already created: `reference` twice (its zone must be stable), extdns
 /// once; zones equal (both zones, by AXFR), every record type present, take-over clean both ways.
-pub(super) fn compare_crd(ctx: &Ctx, (reference, name): (&Run<'_>, &str), extdns: &Run<'_>) -> Result<()> {
+pub(super) fn compare_crd(ctx: &Ctx, reference: (&Run<'_>, &str), extdns: &Run<'_>) -> Result<()> {
     let zones = [Zone::new(dns::ZONE), Zone::new(REVERSE)];
-    let theirs = DnsServer::start(Kind::Bind, &zones);
-    let ours = DnsServer::start(Kind::Bind, &zones);
+    compare_zones(ctx, reference, extdns, &zones, every_type_published)
+}
+
+/// Both controllers on the objects already created, each against its own BIND serving `zones`: `reference`
+/// twice (its zones must be stable), extdns once; the zones equal by AXFR (documented differences aside),
+/// `check` passing on extdns's, and take-over clean both ways. The differential of every source whose
+/// objects a scenario creates itself.
+pub(super) fn compare_zones(
+    ctx: &Ctx,
+    (reference, name): (&Run<'_>, &str),
+    extdns: &Run<'_>,
+    zones: &[Zone],
+    check: fn(&[Record]) -> Result<()>,
+) -> Result<()> {
+    let names: Vec<&str> = zones.iter().map(|z| z.name.as_str()).collect();
+    let theirs = DnsServer::start(Kind::Bind, zones);
+    let ours = DnsServer::start(Kind::Bind, zones);
     reference.once(&ctx.cp, &theirs)?;
-    let first = both_zones(&theirs)?;
+    let first = all_zones(&theirs, &names)?;
     reference.once(&ctx.cp, &theirs)?;
-    let second = both_zones(&theirs)?;
+    let second = all_zones(&theirs, &names)?;
     if second != first {
         bail!(
             "{name}'s zone changed on its second run:\n{}",
@@ -304,21 +319,21 @@ pub(super) fn compare_crd(ctx: &Ctx, (reference, name): (&Run<'_>, &str), extdns
         );
     }
     extdns.once(&ctx.cp, &ours)?;
-    let zone_theirs = both_zones(&theirs)?;
-    let zone_ours = both_zones(&ours)?;
+    let zone_theirs = all_zones(&theirs, &names)?;
+    let zone_ours = all_zones(&ours, &names)?;
     let undocumented = differences(&zone_theirs, &zone_ours);
     if !undocumented.is_empty() {
         bail!("the zones differ (- {name}, + extdns):\n{}", undocumented.join("\n"));
     }
-    every_type_published(&zone_ours)?;
+    check(&zone_ours)?;
     eprintln!("  identical zones: {} records", zone_ours.len());
     for (run, server, what) in [
         (extdns, &theirs, format!("extdns on {name}'s zones")),
         (reference, &ours, format!("{name} on extdns's zones")),
     ] {
-        let before = both_zones(server)?;
+        let before = all_zones(server, &names)?;
         let out = run.once(&ctx.cp, server)?;
-        let after = both_zones(server)?;
+        let after = all_zones(server, &names)?;
         if before != after {
             bail!(
                 "{what}: the zones changed:\n{}\n{}",
@@ -341,13 +356,20 @@ fn every_type_published(zone: &[Record]) -> Result<()> {
     Ok(())
 }
 
-fn is_ownership(r: &Record) -> bool {
+pub(super) fn is_ownership(r: &Record) -> bool {
     r.rtype == "TXT" && r.rdata.contains("heritage=external-dns")
 }
 
 fn both_zones(server: &DnsServer) -> Result<Vec<Record>> {
-    let mut all = server.axfr(dns::ZONE)?;
-    all.extend(server.axfr(REVERSE)?);
+    all_zones(server, &[dns::ZONE, REVERSE])
+}
+
+/// Every record of `zones` on `server`, by AXFR, in the order given.
+fn all_zones(server: &DnsServer, zones: &[&str]) -> Result<Vec<Record>> {
+    let mut all = Vec::new();
+    for zone in zones {
+        all.extend(server.axfr(zone)?);
+    }
     Ok(all)
 }
 

@@ -19,8 +19,7 @@ use super::install::from_env;
 
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("f5")?;
-    let dir = from_env("EXTDNS_TEST_PROJECT_CRDS")?.join("f5");
-    ctx.cp.kube.install_crds(&crds::project(&dir)?)?;
+    ctx.cp.kube.install_crds(&crds::project("f5")?)?;
     for object in objects(&ns) {
         ctx.cp.kube.apply(&object)?;
     }

@@ -39,6 +39,8 @@ pub mod wait;
 pub mod f5;
 // The node and pod sources.
 pub mod node_pod;
+// --- contour-httpproxy and openshift-route sources ---
+pub mod contour_openshift;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -317,9 +319,24 @@ pub const ALL: &[Scenario] = &[
         about: "F5 CIS v2.20.2's CRDs: VirtualServers and TransportServers published by external-dns v0.23.0 and by extdns with the same flags: identical zones, take-over both ways changes nothing",
         default: true,
         run: f5::run,
+    },
+    Scenario {
         name: "node-pod",
         about: "--source=node --source=pod: Nodes of every address shape and hostNetwork Pods published by external-dns v0.23.0 and extdns from the same flags: identical zones, take-over both ways changes nothing",
         default: true,
         run: node_pod::run,
+    },
+    // --- contour-httpproxy and openshift-route sources ---
+    Scenario {
+        name: "differential-contour",
+        about: "Contour's published CRDs installed, HTTPProxies with Contour's status: external-dns v0.23.0 and extdns (--source=contour-httpproxy) publish identical zones, take-over both ways changes nothing",
+        default: true,
+        run: contour_openshift::contour,
+    },
+    Scenario {
+        name: "differential-openshift",
+        about: "OpenShift's published Route CRD installed, Routes with routers' status: external-dns v0.23.0 and extdns (--source=openshift-route, with and without --openshift-router-name) publish identical zones, take-over both ways changes nothing",
+        default: true,
+        run: contour_openshift::openshift,
     },
 ];

@@ -51,6 +51,8 @@ use extdns_registry::TxtRegistryConfig;
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::{AnnotationError, Annotations, FqdnTemplate, Selector, SourceConfig};
 use extdns_source_service::ServiceSourceConfig;
+// --- contour-httpproxy and openshift-route sources ---
+use extdns_source_openshift::RouteSourceConfig;
 
 pub use extdns_wiring::{
     ClusterSettings, EnabledSource, KubeSettings, ProviderSettings, RegistrySettings, Settings, SourceSettings,
@@ -146,6 +148,9 @@ fn enabled_source(name: SourceName) -> Option<EnabledSource> {
         SourceName::Pod => EnabledSource::Pod,
         SourceName::F5VirtualServer => EnabledSource::F5(F5Kind::VirtualServer),
         SourceName::F5TransportServer => EnabledSource::F5(F5Kind::TransportServer),
+        // --- contour-httpproxy and openshift-route sources ---
+        SourceName::ContourHttpProxy => EnabledSource::ContourHttpProxy,
+        SourceName::OpenshiftRoute => EnabledSource::OpenShiftRoute,
         _ => return None,
     })
 }
@@ -241,6 +246,10 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         load_options.pod_annotation_prefixes = pod::kept_annotations(&pod);
     }
     let f5 = f5::config(&enabled, &service, common.clone())?;
+    // --- contour-httpproxy and openshift-route sources ---
+    let contour = common.clone();
+    let router = flags.openshift.openshift_router_name.as_deref().and_then(non_empty);
+    let openshift = RouteSourceConfig::new(common.clone(), router);
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {
@@ -250,6 +259,8 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         ingress,
         crd,
         f5,
+        contour,
+        openshift,
         pipeline,
         load_options,
         node,
@@ -278,6 +289,9 @@ fn kept_template_fields(
             // external-dns's F5 template records take their targets from --target-template only, which
             // extdns refuses: --fqdn-template never reaches them (docs/migration.md).
             EnabledSource::F5(_) => None,
+            // --- contour-httpproxy and openshift-route sources ---
+            EnabledSource::ContourHttpProxy => Some(TemplateKind::HttpProxy),
+            EnabledSource::OpenShiftRoute => Some(TemplateKind::OpenShiftRoute),
         })
         .collect();
     let target_kinds: Vec<TemplateKind> = kinds

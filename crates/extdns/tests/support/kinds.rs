@@ -34,6 +34,9 @@ pub fn api_resource(kind: ResourceKind) -> (&'static str, &'static str, Scope) {
         ResourceKind::DnsEndpoint => ("externaldns.k8s.io", "dnsendpoints", Scope::Source),
         ResourceKind::F5VirtualServer => ("cis.f5.com", "virtualservers", Scope::Source),
         ResourceKind::F5TransportServer => ("cis.f5.com", "transportservers", Scope::Source),
+        // --- contour-httpproxy and openshift-route sources ---
+        ResourceKind::HttpProxy => ("projectcontour.io", "httpproxies", Scope::Source),
+        ResourceKind::OpenShiftRoute => ("route.openshift.io", "routes", Scope::Source),
     }
 }
 
@@ -54,6 +57,9 @@ pub const ALL_KINDS: [ResourceKind; 16] = [
     ResourceKind::DnsEndpoint,
     ResourceKind::F5VirtualServer,
     ResourceKind::F5TransportServer,
+    // --- contour-httpproxy and openshift-route sources ---
+    ResourceKind::HttpProxy,
+    ResourceKind::OpenShiftRoute,
 ];
 
 /// The strings of a JSON array (empty for anything else).

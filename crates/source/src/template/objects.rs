@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use extdns_informer::StrMap;
-use extdns_informer::view::{Ingress, MetaRef, Node, ParentReference, Pod, PodPhase, Route, RouteKind, Service};
+use extdns_informer::view::{
+    HttpProxy, Ingress, Meta, MetaRef, Node, OpenShiftRoute, ParentReference, Pod, PodPhase, Route, RouteKind, Service,
+};
 use extdns_template::Value;
 
 use super::{TemplateKind, TemplateObject, TemplateParts};
@@ -456,5 +458,68 @@ fn phase_text(pod: &Pod) -> &'static str {
     match pod.phase {
         PodPhase::Unknown => "",
         phase => phase.as_str(),
+    }
+}
+
+// --- contour-httpproxy and openshift-route sources ---
+
+/// The views of the project kinds hold only what their sources read; every field a template reads comes
+/// from the kept fields, rendered by the schema. `type_name` is the Go type external-dns executes on.
+fn project_typed(meta: &Meta, kind: TemplateKind, api_version: &str, annotations: &StrMap) -> Value {
+    let (type_name, spec, status) = match kind {
+        TemplateKind::HttpProxy => ("*v1.HTTPProxy", "v1.HTTPProxySpec", "v1.HTTPProxyStatus"),
+        _ => ("*v1.Route", "v1.RouteSpec", "v1.RouteStatus"),
+    };
+    Envelope::new(kind.api_kind(), api_version, meta, annotations).typed(
+        type_name,
+        Value::Struct(spec, vec![]),
+        Value::Struct(status, vec![]),
+    )
+}
+
+fn project_unstructured(meta: &Meta, kind: TemplateKind, api_version: &str, annotations: &StrMap) -> Value {
+    Envelope::new(kind.api_kind(), api_version, meta, annotations)
+        .unstructured(Obj::default().done(), Obj::default().done())
+}
+
+impl TemplateObject for HttpProxy {
+    fn parts(&self) -> TemplateParts<'_> {
+        TemplateParts::new(&self.meta, TemplateKind::HttpProxy, self.template_fields.as_deref())
+    }
+
+    fn typed(&self, annotations: &StrMap) -> Value {
+        project_typed(&self.meta, TemplateKind::HttpProxy, "projectcontour.io/v1", annotations)
+    }
+
+    fn unstructured(&self, annotations: &StrMap) -> Value {
+        project_unstructured(&self.meta, TemplateKind::HttpProxy, "projectcontour.io/v1", annotations)
+    }
+}
+
+impl TemplateObject for OpenShiftRoute {
+    fn parts(&self) -> TemplateParts<'_> {
+        TemplateParts::new(
+            &self.meta,
+            TemplateKind::OpenShiftRoute,
+            self.template_fields.as_deref(),
+        )
+    }
+
+    fn typed(&self, annotations: &StrMap) -> Value {
+        project_typed(
+            &self.meta,
+            TemplateKind::OpenShiftRoute,
+            "route.openshift.io/v1",
+            annotations,
+        )
+    }
+
+    fn unstructured(&self, annotations: &StrMap) -> Value {
+        project_unstructured(
+            &self.meta,
+            TemplateKind::OpenShiftRoute,
+            "route.openshift.io/v1",
+            annotations,
+        )
     }
 }

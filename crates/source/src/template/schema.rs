@@ -549,6 +549,140 @@ static POD: StructTy = StructTy {
     fields: &object_fields(&POD_SPEC, &POD_STATUS),
 };
 
+// --- contour-httpproxy and openshift-route sources ---
+
+// ---------------------------------------------------------------------------- projectcontour.io/v1
+
+const CONTOUR_NOT_KEPT: Ty = Ty::NotKept("extdns does not read an HTTPProxy's routing and TLS settings");
+
+static CONTOUR_VIRTUAL_HOST: StructTy = StructTy {
+    name: "v1.VirtualHost",
+    fields: &[
+        f("Fqdn", "fqdn", STR),
+        f("TLS", "tls", CONTOUR_NOT_KEPT),
+        f("Authorization", "authorization", CONTOUR_NOT_KEPT),
+        f("CORSPolicy", "corsPolicy", CONTOUR_NOT_KEPT),
+        f("RateLimitPolicy", "rateLimitPolicy", CONTOUR_NOT_KEPT),
+        f("JWTProviders", "jwtProviders", CONTOUR_NOT_KEPT),
+        f("IPAllowFilterPolicy", "ipAllowPolicy", CONTOUR_NOT_KEPT),
+        f("IPDenyFilterPolicy", "ipDenyPolicy", CONTOUR_NOT_KEPT),
+    ],
+};
+
+static CONTOUR_INCLUDE: StructTy = StructTy {
+    name: "v1.Include",
+    fields: &[
+        f("Name", "name", STR),
+        f("Namespace", "namespace", STR),
+        f("Conditions", "conditions", CONTOUR_NOT_KEPT),
+    ],
+};
+
+static HTTP_PROXY_SPEC: StructTy = StructTy {
+    name: "v1.HTTPProxySpec",
+    fields: &[
+        f(
+            "VirtualHost",
+            "virtualhost",
+            Ty::Ptr(&Ty::Struct(&CONTOUR_VIRTUAL_HOST)),
+        ),
+        f("Routes", "routes", CONTOUR_NOT_KEPT),
+        f("TCPProxy", "tcpproxy", CONTOUR_NOT_KEPT),
+        f("Includes", "includes", Ty::List(&Ty::Struct(&CONTOUR_INCLUDE))),
+        f("IngressClassName", "ingressClassName", STR),
+    ],
+};
+
+static HTTP_PROXY_STATUS: StructTy = StructTy {
+    name: "v1.HTTPProxyStatus",
+    fields: &[
+        f("CurrentStatus", "currentStatus", STR),
+        f("Description", "description", STR),
+        f("LoadBalancer", "loadBalancer", Ty::Struct(&LOAD_BALANCER_STATUS)),
+        f("Conditions", "conditions", CONDITIONS),
+    ],
+};
+
+static HTTP_PROXY: StructTy = StructTy {
+    name: "v1.HTTPProxy",
+    fields: &object_fields(&HTTP_PROXY_SPEC, &HTTP_PROXY_STATUS),
+};
+
+// ---------------------------------------------------------------------------- route.openshift.io/v1
+
+static ROUTE_TARGET_REFERENCE: StructTy = StructTy {
+    name: "v1.RouteTargetReference",
+    fields: &[
+        f("Kind", "kind", STR),
+        f("Name", "name", STR),
+        f("Weight", "weight", OPT_INT),
+    ],
+};
+
+static ROUTE_PORT: StructTy = StructTy {
+    name: "v1.RoutePort",
+    fields: &[f("TargetPort", "targetPort", Ty::IntOrStr)],
+};
+
+static OPENSHIFT_ROUTE_SPEC: StructTy = StructTy {
+    name: "v1.RouteSpec",
+    fields: &[
+        f("Host", "host", STR),
+        f("Subdomain", "subdomain", STR),
+        f("Path", "path", STR),
+        f("To", "to", Ty::Struct(&ROUTE_TARGET_REFERENCE)),
+        f(
+            "AlternateBackends",
+            "alternateBackends",
+            Ty::List(&Ty::Struct(&ROUTE_TARGET_REFERENCE)),
+        ),
+        f("Port", "port", Ty::Ptr(&Ty::Struct(&ROUTE_PORT))),
+        f("TLS", "tls", Ty::NotKept("extdns does not read a Route's TLS settings")),
+        f("WildcardPolicy", "wildcardPolicy", STR),
+        f(
+            "HTTPHeaders",
+            "httpHeaders",
+            Ty::NotKept("extdns does not read a Route's header actions"),
+        ),
+    ],
+};
+
+static ROUTE_INGRESS_CONDITION: StructTy = StructTy {
+    name: "v1.RouteIngressCondition",
+    fields: &[
+        f("Type", "type", STR),
+        f("Status", "status", STR),
+        f("Reason", "reason", STR),
+        f("Message", "message", STR),
+        f("LastTransitionTime", "lastTransitionTime", Ty::Ptr(&Ty::Time)),
+    ],
+};
+
+static ROUTE_INGRESS: StructTy = StructTy {
+    name: "v1.RouteIngress",
+    fields: &[
+        f("Host", "host", STR),
+        f("RouterName", "routerName", STR),
+        f(
+            "Conditions",
+            "conditions",
+            Ty::List(&Ty::Struct(&ROUTE_INGRESS_CONDITION)),
+        ),
+        f("WildcardPolicy", "wildcardPolicy", STR),
+        f("RouterCanonicalHostname", "routerCanonicalHostname", STR),
+    ],
+};
+
+static OPENSHIFT_ROUTE_STATUS: StructTy = StructTy {
+    name: "v1.RouteStatus",
+    fields: &[f("Ingress", "ingress", Ty::List(&Ty::Struct(&ROUTE_INGRESS)))],
+};
+
+static OPENSHIFT_ROUTE: StructTy = StructTy {
+    name: "v1.Route",
+    fields: &object_fields(&OPENSHIFT_ROUTE_SPEC, &OPENSHIFT_ROUTE_STATUS),
+};
+
 /// The kinds templates run on (external-dns executes `--fqdn-template` on Services and on the five route
 /// kinds; `--fqdn-target-template` on Services).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -563,6 +697,11 @@ pub enum TemplateKind {
     Node,
     /// Pods (the pod source).
     Pod,
+    // --- contour-httpproxy and openshift-route sources ---
+    /// Contour HTTPProxies.
+    HttpProxy,
+    /// OpenShift Routes.
+    OpenShiftRoute,
 }
 
 impl TemplateKind {
@@ -574,6 +713,9 @@ impl TemplateKind {
             TemplateKind::Ingress => ResourceKind::Ingress.kind(),
             TemplateKind::Node => ResourceKind::Node.kind(),
             TemplateKind::Pod => ResourceKind::Pod.kind(),
+            // --- contour-httpproxy and openshift-route sources ---
+            TemplateKind::HttpProxy => ResourceKind::HttpProxy.kind(),
+            TemplateKind::OpenShiftRoute => ResourceKind::OpenShiftRoute.kind(),
         }
     }
 
@@ -586,6 +728,9 @@ impl TemplateKind {
             TemplateKind::Ingress => &INGRESS,
             TemplateKind::Node => &NODE,
             TemplateKind::Pod => &POD,
+            // --- contour-httpproxy and openshift-route sources ---
+            TemplateKind::HttpProxy => &HTTP_PROXY,
+            TemplateKind::OpenShiftRoute => &OPENSHIFT_ROUTE,
         }
     }
 
@@ -597,6 +742,9 @@ impl TemplateKind {
             TemplateKind::Ingress => "Ingress",
             TemplateKind::Node => "Node",
             TemplateKind::Pod => "Pod",
+            // --- contour-httpproxy and openshift-route sources ---
+            TemplateKind::HttpProxy => "HTTPProxy",
+            TemplateKind::OpenShiftRoute => "Route",
         }
     }
 }

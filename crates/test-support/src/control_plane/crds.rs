@@ -64,48 +64,16 @@ pub fn gateway_api_release(dir: &Path) -> Result<Vec<CustomResourceDefinition>> 
         .iter()
         .map(|plural| {
             let file = dir.join(format!("gateway.networking.k8s.io_{plural}.yaml"));
-            let mut documents = yaml_documents(&file)?;
-            let value = match (documents.pop(), documents.is_empty()) {
-                (Some(value), true) => value,
-                _ => anyhow::bail!("{} is not one YAML document", file.display()),
-            };
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            let value = parse_large_yaml(&text).with_context(|| format!("parsing {}", file.display()))?;
             serde_json::from_value(value).with_context(|| format!("{} is not a CRD", file.display()))
         })
         .collect()
 }
 
-/// Every CRD a project publishes, as its Go module ships them: each `*.yaml` and `*.yml` file of `dir`
-/// (one of `EXTDNS_TEST_PROJECT_CRDS`'s subdirectories, `f5`, `emissary`, ...), in name order, each file one
-/// or more YAML documents; documents of other kinds (and empty ones) are left out.
-pub fn project(dir: &Path) -> Result<Vec<CustomResourceDefinition>> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
-    files.retain(|f| f.extension().is_some_and(|e| e == "yaml" || e == "yml"));
-    files.sort();
-    let mut crds = Vec::new();
-    for file in &files {
-        for value in yaml_documents(file)? {
-            if value.get("kind").and_then(|k| k.as_str()) != Some("CustomResourceDefinition") {
-                continue;
-            }
-            crds.push(
-                serde_json::from_value(value)
-                    .with_context(|| format!("a CRD of {} does not decode", file.display()))?,
-            );
-        }
-    }
-    if crds.is_empty() {
-        anyhow::bail!("no CustomResourceDefinition in {}", dir.display());
-    }
-    Ok(crds)
-}
-
-/// The YAML documents of `file`. A CRD is one large document: the parser's node budget grows with the file
-/// (no anchors in these files).
-fn yaml_documents(file: &Path) -> Result<Vec<serde_json::Value>> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+/// One YAML document as JSON. A CRD is one large document: the parser's node budget grows with it (no
+/// anchors in these files).
+fn parse_large_yaml(text: &str) -> Result<serde_json::Value> {
     let defaults = serde_saphyr::Budget::default();
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
@@ -114,9 +82,68 @@ fn yaml_documents(file: &Path) -> Result<Vec<serde_json::Value>> {
             max_total_scalar_bytes: defaults.max_total_scalar_bytes.max(text.len()),
         },
     };
-    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple_with_options(&text, options)
-        .with_context(|| format!("parsing {}", file.display()))?;
-    Ok(documents.into_iter().filter(|d| !d.is_null()).collect())
+    Ok(serde_saphyr::from_str_with_options(text, options)?)
+}
+
+/// The directory `EXTDNS_TEST_PROJECT_CRDS` names: one subdirectory per project (`istio`, `traefik`,
+/// `contour`, `openshift`, `emissary`, `f5`), each holding the CRD files xtask copied out of the project's Go
+/// module.
+pub fn projects_dir() -> Result<std::path::PathBuf> {
+    let dir = std::env::var_os("EXTDNS_TEST_PROJECT_CRDS")
+        .context("EXTDNS_TEST_PROJECT_CRDS is not set (cargo xtask sets it; or source int-env.sh)")?;
+    Ok(dir.into())
+}
+
+/// Every CustomResourceDefinition a project publishes, as a cluster that installed the project has them:
+/// each document of each `*.yaml`/`*.yml` file of `<EXTDNS_TEST_PROJECT_CRDS>/<project>/` whose kind is
+/// CustomResourceDefinition (the files also hold other objects), every version with its `served` flag.
+pub fn project(project: &str) -> Result<Vec<CustomResourceDefinition>> {
+    project_in(&projects_dir()?.join(project))
+}
+
+/// [`project`] from the project's directory.
+pub fn project_in(dir: &Path) -> Result<Vec<CustomResourceDefinition>> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    files.retain(|f| f.extension().is_some_and(|e| e == "yaml" || e == "yml"));
+    files.sort();
+    let mut crds = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+        for doc in yaml_documents(&text) {
+            let value = parse_large_yaml(doc).with_context(|| format!("parsing {}", file.display()))?;
+            if value.get("kind").and_then(|k| k.as_str()) != Some("CustomResourceDefinition") {
+                continue;
+            }
+            crds.push(serde_json::from_value(value).with_context(|| format!("a CRD of {}", file.display()))?);
+        }
+    }
+    if crds.is_empty() {
+        anyhow::bail!("no CustomResourceDefinition in {}", dir.display());
+    }
+    Ok(crds)
+}
+
+/// The documents of a YAML stream, split at `---` lines; empty ones (comments only) left out.
+fn yaml_documents(text: &str) -> Vec<&str> {
+    let mut docs = Vec::new();
+    let mut start = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "---" || line.starts_with("--- ") {
+            docs.push(&text[start..offset]);
+            start = offset + line.len();
+        }
+        offset += line.len();
+    }
+    docs.push(&text[start..]);
+    docs.retain(|d| {
+        d.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    });
+    docs
 }
 
 /// The HTTPRoute CRD with `spec.hostnames` accepting any JSON value: a CRD whose schema lets through an
@@ -172,28 +199,26 @@ mod tests {
     }
 
     #[test]
-    fn a_projects_crds_are_read_from_every_document_of_every_file() -> Result<()> {
+    fn a_projects_crds_are_every_crd_document_of_its_files() -> Result<()> {
         let dir = tempfile::tempdir()?;
-        let crd = |kind: &str, plural: &str| {
+        let crd = |plural: &str| {
             format!(
-                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: {plural}.example.org}}\n\
-                 spec:\n  group: example.org\n  names: {{kind: {kind}, plural: {plural}}}\n  scope: Namespaced\n  \
-                 versions: [{{name: v1, served: true, storage: true}}]\n"
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.example.org\n\
+                 spec:\n  group: example.org\n  scope: Namespaced\n  names: {{kind: K, plural: {plural}}}\n  versions: []\n"
             )
         };
-        let two = format!("---\n{}---\n# a comment only\n---\n{}", crd("A", "as"), crd("B", "bs"));
-        std::fs::write(dir.path().join("crds.yml"), two)?;
-        std::fs::write(
-            dir.path().join("other.yaml"),
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
-        )?;
-        std::fs::write(dir.path().join("README.md"), "not yaml: [")?;
-        let kinds: Vec<String> = project(dir.path())?.into_iter().map(|c| c.spec.names.kind).collect();
-        assert_eq!(kinds, vec!["A", "B"]);
-        assert!(
-            project(tempfile::tempdir()?.path()).is_err(),
-            "a directory without CRDs is an error"
+        let text = format!(
+            "# a comment only\n---\n{}---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: x}}\n---\n{}",
+            crd("as"),
+            crd("bs")
         );
+        std::fs::write(dir.path().join("crds.yaml"), text)?;
+        std::fs::write(dir.path().join("README.md"), "not yaml")?;
+        let names: Vec<String> = project_in(dir.path())?
+            .into_iter()
+            .filter_map(|c| c.metadata.name)
+            .collect();
+        assert_eq!(names, ["as.example.org", "bs.example.org"]);
         Ok(())
     }
 

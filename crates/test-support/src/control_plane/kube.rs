@@ -56,6 +56,9 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
         // F5 Container Ingress Services.
         ("cis.f5.com/v1", "VirtualServer") => ("virtualservers", true),
         ("cis.f5.com/v1", "TransportServer") => ("transportservers", true),
+        // --- contour-httpproxy and openshift-route sources ---
+        ("projectcontour.io/v1", "HTTPProxy") => ("httpproxies", true),
+        ("route.openshift.io/v1", "Route") => ("routes", true),
         _ => bail!("the e2e client does not know {api_version} {kind}"),
     };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));

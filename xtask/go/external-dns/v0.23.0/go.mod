@@ -1,7 +1,9 @@
 // Wrapper module that builds the reference sigs.k8s.io/external-dns v0.23.0 from its unmodified module
-// source. The modules the Go module proxy here does not serve are replaced: egoscale v3 and the openshift
-// modules by the compile-only stubs of ../stubs (exoscale provider and openshift-route source then fail at
-// start-up), and civogo v0.7.3 by v0.7.2, whose API the civo provider compiles against unchanged.
+// source. The modules the Go module proxy here does not serve are replaced: egoscale v3 by the compile-only
+// stub of ../stubs (the exoscale provider then fails at start-up); the openshift modules by the newest matched
+// pair the proxy serves (openshift/api and openshift/client-go of 2025-10-15, whose route/v1 API and clients
+// the openshift-route source compiles against unchanged, so `--source=openshift-route` runs); and civogo
+// v0.7.3 by v0.7.2, whose API the civo provider compiles against unchanged.
 // v0.23.0 needs Go 1.27: `cargo xtask` (xtask/src/gobuild.rs) builds it with GOTOOLCHAIN=go1.27.3, for this
 // build only, after copying this file, go.sum and ../stubs into target/.
 module local.test/externaldnsbuild
@@ -85,6 +87,7 @@ require (
 	github.com/go-resty/resty/v2 v2.17.2 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/gofrs/flock v0.13.0 // indirect
+	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
@@ -190,6 +193,6 @@ require (
 replace (
 	github.com/civo/civogo => github.com/civo/civogo v0.7.2
 	github.com/exoscale/egoscale/v3 => ./stubs/egoscale-v3
-	github.com/openshift/api => ./stubs/openshift-api
-	github.com/openshift/client-go => ./stubs/openshift-client-go
+	github.com/openshift/api => github.com/openshift/api v0.0.0-20251015095338-264e80a2b6e7
+	github.com/openshift/client-go => github.com/openshift/client-go v0.0.0-20251015124057-db0dee36e235
 )
