@@ -21,6 +21,7 @@ pub use extdns_object::{ChangeKey, KINDS, KindSpec, ResourceKind, Scope, WatchIn
 pub use crate::watched::Watched;
 
 use crate::dnsendpoint::DnsEndpoint;
+use crate::istio;
 
 /// The API resource of a row's version, what a watch or list of the kind addresses.
 pub trait ApiResourceOf {
@@ -66,6 +67,8 @@ pub(crate) fn dispatch<V: KindVisitor>(kind: ResourceKind, v: V) -> V::Output {
         ResourceKind::Route(RouteKind::Udp) => v.visit::<UdpRoute>(),
         ResourceKind::Ingress => v.visit::<networking::Ingress>(),
         ResourceKind::DnsEndpoint => v.visit::<DnsEndpoint>(),
+        ResourceKind::IstioGateway => v.visit::<istio::IstioGateway>(),
+        ResourceKind::VirtualService => v.visit::<istio::VirtualService>(),
     }
 }
 
