@@ -433,6 +433,8 @@ pub fn template_fields(uses: &[TemplateUse<'_>]) -> Result<TemplateFields, Templ
             TemplateKind::Service => ResourceKind::Service,
             TemplateKind::Route(r) => ResourceKind::Route(r),
             TemplateKind::Ingress => ResourceKind::Ingress,
+            TemplateKind::IstioGateway => ResourceKind::IstioGateway,
+            TemplateKind::VirtualService => ResourceKind::VirtualService,
         };
         fields.set(resource, tree);
     }

@@ -436,6 +436,49 @@ static INGRESS: StructTy = StructTy {
     fields: &object_fields(&INGRESS_SPEC, &INGRESS_STATUS),
 };
 
+// ------------------------------------------------------------------------------ networking.istio.io
+
+// Istio's Go types (istio.io/client-go networking/v1, protobuf messages from istio.io/api
+// networking/v1alpha3), as far as extdns keeps them: the informer's Istio types hold only the fields the
+// sources read, so a template can read those and nothing more of the spec.
+
+static ISTIO_SERVER: StructTy = StructTy {
+    name: "v1alpha3.Server",
+    fields: &[f("Hosts", "hosts", STRS)],
+};
+
+static ISTIO_GATEWAY_SPEC: StructTy = StructTy {
+    name: "v1alpha3.Gateway",
+    fields: &[
+        f("Servers", "servers", Ty::List(&Ty::Ptr(&Ty::Struct(&ISTIO_SERVER)))),
+        f("Selector", "selector", STR_MAP),
+    ],
+};
+
+static ISTIO_STATUS: StructTy = StructTy {
+    name: "v1alpha1.IstioStatus",
+    fields: &[],
+};
+
+static ISTIO_GATEWAY: StructTy = StructTy {
+    name: "v1.Gateway",
+    fields: &object_fields(&ISTIO_GATEWAY_SPEC, &ISTIO_STATUS),
+};
+
+static VIRTUAL_SERVICE_SPEC: StructTy = StructTy {
+    name: "v1alpha3.VirtualService",
+    fields: &[
+        f("Hosts", "hosts", STRS),
+        f("Gateways", "gateways", STRS),
+        f("ExportTo", "exportTo", STRS),
+    ],
+};
+
+static VIRTUAL_SERVICE: StructTy = StructTy {
+    name: "v1.VirtualService",
+    fields: &object_fields(&VIRTUAL_SERVICE_SPEC, &ISTIO_STATUS),
+};
+
 /// The kinds templates run on (external-dns executes `--fqdn-template` on Services and on the five route
 /// kinds; `--fqdn-target-template` on Services).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -446,6 +489,10 @@ pub enum TemplateKind {
     Route(RouteKind),
     /// Ingresses.
     Ingress,
+    /// Istio Gateways.
+    IstioGateway,
+    /// Istio VirtualServices.
+    VirtualService,
 }
 
 impl TemplateKind {
@@ -455,6 +502,8 @@ impl TemplateKind {
             TemplateKind::Service => ResourceKind::Service.kind(),
             TemplateKind::Route(r) => r.kind(),
             TemplateKind::Ingress => ResourceKind::Ingress.kind(),
+            TemplateKind::IstioGateway => ResourceKind::IstioGateway.kind(),
+            TemplateKind::VirtualService => ResourceKind::VirtualService.kind(),
         }
     }
 
@@ -465,6 +514,8 @@ impl TemplateKind {
             TemplateKind::Route(RouteKind::Http | RouteKind::Grpc | RouteKind::Tls) => &HOSTNAME_ROUTE,
             TemplateKind::Route(RouteKind::Tcp | RouteKind::Udp) => &PORT_ROUTE,
             TemplateKind::Ingress => &INGRESS,
+            TemplateKind::IstioGateway => &ISTIO_GATEWAY,
+            TemplateKind::VirtualService => &VIRTUAL_SERVICE,
         }
     }
 
@@ -474,6 +525,8 @@ impl TemplateKind {
             TemplateKind::Service => "Service",
             TemplateKind::Route(r) => r.kind(),
             TemplateKind::Ingress => "Ingress",
+            TemplateKind::IstioGateway => "Gateway",
+            TemplateKind::VirtualService => "VirtualService",
         }
     }
 }
