@@ -12,6 +12,7 @@ use extdns_source::{Pipeline, ProviderRoute, Source, SourceConfig};
 use extdns_source_crd::{CrdSource, CrdSourceConfig};
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 use extdns_source_ingress::{IngressSource, IngressSourceConfig};
+use extdns_source_istio::{IstioGatewaySource, IstioSourceConfig, VirtualServiceSource};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 
 /// A source extdns implements, as the pipeline builds it.
@@ -25,6 +26,10 @@ pub enum EnabledSource {
     Ingress,
     /// `crd` (DNSEndpoint objects).
     Crd,
+    /// `istio-gateway`.
+    IstioGateway,
+    /// `istio-virtualservice`.
+    IstioVirtualService,
 }
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
@@ -41,6 +46,8 @@ pub struct SourceSettings {
     pub ingress: IngressSourceConfig,
     /// The crd source's configuration.
     pub crd: CrdSourceConfig,
+    /// The Istio sources' configuration (both share it).
+    pub istio: IstioSourceConfig,
     /// The wrappers every source's endpoints go through.
     pub pipeline: PipelineConfig,
     /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
@@ -58,6 +65,7 @@ impl SourceSettings {
         self.service.common.route = Some(route.clone());
         self.gateway.common.route = Some(route.clone());
         self.ingress.common.route = Some(route.clone());
+        self.istio.common.route = Some(route.clone());
         self.crd.route = Some(route);
     }
 }
@@ -73,6 +81,8 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 EnabledSource::Route(kind) => Box::new(GatewayRouteSource::new(kind, settings.gateway.clone())),
                 EnabledSource::Crd => Box::new(CrdSource::new(settings.crd.clone())),
                 EnabledSource::Ingress => Box::new(IngressSource::new(settings.ingress.clone())),
+                EnabledSource::IstioGateway => Box::new(IstioGatewaySource::new(settings.istio.clone())),
+                EnabledSource::IstioVirtualService => Box::new(VirtualServiceSource::new(settings.istio.clone())),
             }
         })
         .collect()

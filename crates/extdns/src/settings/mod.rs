@@ -47,6 +47,7 @@ use extdns_provider::{Batching, ZoneSelection};
 use extdns_registry::TxtRegistryConfig;
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::{AnnotationError, Annotations, FqdnTemplate, Selector, SourceConfig};
+use extdns_source_istio::IstioSourceConfig;
 use extdns_source_service::ServiceSourceConfig;
 
 pub use extdns_wiring::{
@@ -139,6 +140,8 @@ fn enabled_source(name: SourceName) -> Option<EnabledSource> {
         SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
         SourceName::Ingress => EnabledSource::Ingress,
         SourceName::Crd => EnabledSource::Crd,
+        SourceName::IstioGateway => EnabledSource::IstioGateway,
+        SourceName::IstioVirtualService => EnabledSource::IstioVirtualService,
         _ => return None,
     })
 }
@@ -225,6 +228,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let crd = crd::config(flags, &common, &mut load_options.overrides)?;
     load_options.template_fields = kept_template_fields(&enabled, &common, &service)?;
     let ingress = ingress::config(flags, common.clone())?;
+    let istio = IstioSourceConfig::new(common.clone());
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {
@@ -233,6 +237,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         gateway,
         ingress,
         crd,
+        istio,
         pipeline,
         load_options,
     })
@@ -253,6 +258,8 @@ fn kept_template_fields(
             EnabledSource::Route(r) => Some(TemplateKind::Route(*r)),
             EnabledSource::Ingress => Some(TemplateKind::Ingress),
             EnabledSource::Crd => None,
+            EnabledSource::IstioGateway => Some(TemplateKind::IstioGateway),
+            EnabledSource::IstioVirtualService => Some(TemplateKind::VirtualService),
         })
         .collect();
     let service_only: &[TemplateKind] = if enabled.contains(&EnabledSource::Service) {

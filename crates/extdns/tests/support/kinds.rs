@@ -32,10 +32,12 @@ pub fn api_resource(kind: ResourceKind) -> (&'static str, &'static str, Scope) {
         ResourceKind::Route(RouteKind::Udp) => ("gateway.networking.k8s.io", "udproutes", Scope::Source),
         ResourceKind::Ingress => ("networking.k8s.io", "ingresses", Scope::Source),
         ResourceKind::DnsEndpoint => ("externaldns.k8s.io", "dnsendpoints", Scope::Source),
+        ResourceKind::IstioGateway => ("networking.istio.io", "gateways", Scope::Source),
+        ResourceKind::VirtualService => ("networking.istio.io", "virtualservices", Scope::Source),
     }
 }
 
-pub const ALL_KINDS: [ResourceKind; 14] = [
+pub const ALL_KINDS: [ResourceKind; 16] = [
     ResourceKind::Service,
     ResourceKind::EndpointSlice,
     ResourceKind::Pod,
@@ -50,6 +52,8 @@ pub const ALL_KINDS: [ResourceKind; 14] = [
     ResourceKind::Route(RouteKind::Udp),
     ResourceKind::Ingress,
     ResourceKind::DnsEndpoint,
+    ResourceKind::IstioGateway,
+    ResourceKind::VirtualService,
 ];
 
 /// The strings of a JSON array (empty for anything else).
