@@ -647,9 +647,13 @@ pub(crate) fn service_labels(svc: &Service) -> Vec<Ref> {
 // ------------------------------------------------------------------------------------ networking.istio.io
 
 /// The annotation on an Istio Gateway naming the Ingress (`namespace/name`, or `name` in the Gateway's
-/// namespace) whose load balancer it publishes. external-dns reads it at the default prefix only, whatever
+/// namespace) whose load balancer it publishes. external-dns reads it at its default prefix only, whatever
 /// `--annotation-prefix` says (the key is fixed when its package loads).
-pub const ISTIO_INGRESS_ANNOTATION: &str = "external-dns.alpha.kubernetes.io/ingress";
+pub const ISTIO_INGRESS_ANNOTATION: &str = "external-dns.kubernetes.io/ingress";
+
+/// [`ISTIO_INGRESS_ANNOTATION`] under the legacy prefix, read where the legacy prefix is
+/// (`--enable-legacy-annotation-prefix`, extdns's default), as external-dns copies legacy keys then.
+pub const ISTIO_INGRESS_ANNOTATION_LEGACY: &str = "external-dns.alpha.kubernetes.io/ingress";
 
 /// The group of the reverse index holding the Istio Gateways with an empty `spec.selector`, which select
 /// every Service.
@@ -709,13 +713,16 @@ pub(crate) fn istio_gateway_refs(gw: &IstioGateway) -> Vec<Ref> {
             .map(|(k, v)| Ref::Selects(ResourceKind::Service, k.into(), v.into()))
             .collect()
     };
-    let ingress = gw
-        .meta
-        .annotations
-        .get(ISTIO_INGRESS_ANNOTATION)
-        .filter(|s| !s.is_empty());
-    if let Some((ns, name)) = ingress.and_then(|i| namespaced_name(i, &gw.meta.namespace)) {
-        out.push(Ref::Object(ResourceKind::Ingress, ns.into(), name.into()));
+    // Both keys: which one the source reads depends on the prefixes configured, and a reference too many
+    // only re-evaluates the Gateway for nothing.
+    for key in [ISTIO_INGRESS_ANNOTATION, ISTIO_INGRESS_ANNOTATION_LEGACY] {
+        let ingress = gw.meta.annotations.get(key).filter(|s| !s.is_empty());
+        if let Some((ns, name)) = ingress.and_then(|i| namespaced_name(i, &gw.meta.namespace)) {
+            let r = Ref::Object(ResourceKind::Ingress, ns.into(), name.into());
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
     }
     out
 }

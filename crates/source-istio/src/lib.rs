@@ -3,7 +3,7 @@
 //!
 //! A Gateway publishes the hosts of its servers (a `namespace/` prefix dropped, the bare `*` skipped) and
 //! its hostname annotation, or the FQDN template's names, pointing at its target annotation, else at the
-//! load balancer of the Ingress its `external-dns.alpha.kubernetes.io/ingress` annotation names, else at
+//! load balancer of the Ingress its `external-dns.kubernetes.io/ingress` annotation names, else at
 //! the addresses of the Services its `spec.selector` selects (their selectors hold each of its labels: the
 //! ingress gateway's Service). A VirtualService publishes its hosts and hostname annotation pointing at its
 //! target annotation, else at the targets of each Gateway of its `spec.gateways` it binds to for that name

@@ -7,8 +7,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use extdns_endpoint::Target;
-use extdns_informer::view::{ISTIO_INGRESS_ANNOTATION, IstioGateway, LoadBalancerIngress, Service, namespaced_name};
+use extdns_informer::view::{
+    ISTIO_INGRESS_ANNOTATION, ISTIO_INGRESS_ANNOTATION_LEGACY, IstioGateway, LoadBalancerIngress, Service,
+    namespaced_name,
+};
 use extdns_informer::{ClusterStore, StrMap};
+use extdns_source::PREFIX_ALPHA;
 
 use crate::{IstioError, IstioSourceConfig};
 
@@ -52,10 +56,31 @@ impl<'c> GatewayTargets<'c> {
         if !own.is_empty() {
             return Ok(own);
         }
-        if let Some(reference) = annotations.get(ISTIO_INGRESS_ANNOTATION).filter(|s| !s.is_empty()) {
+        if let Some(reference) = self.ingress_annotation(annotations) {
             return self.ingress_targets(gw, reference);
         }
         Ok(self.service_targets(&gw.selector))
+    }
+
+    /// The Ingress annotation: external-dns's key at its default prefix, whatever `--annotation-prefix`
+    /// says; where the legacy prefix is read, the legacy key when the other is absent (external-dns copies
+    /// legacy keys over then). Empty is none.
+    fn ingress_annotation<'a>(&self, annotations: &'a StrMap) -> Option<&'a str> {
+        let legacy_read = self
+            .config
+            .common
+            .annotations
+            .prefixes()
+            .iter()
+            .any(|p| p == PREFIX_ALPHA);
+        annotations
+            .get(ISTIO_INGRESS_ANNOTATION)
+            .or_else(|| {
+                legacy_read
+                    .then(|| annotations.get(ISTIO_INGRESS_ANNOTATION_LEGACY))
+                    .flatten()
+            })
+            .filter(|s| !s.is_empty())
     }
 
     /// The load balancer of the Ingress `reference` names (`namespace/name`, or `name` in the Gateway's).

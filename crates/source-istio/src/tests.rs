@@ -266,6 +266,38 @@ fn gateway_ingress_annotation_names_an_ingress_of_another_namespace() {
 }
 
 #[test]
+fn gateway_ingress_annotation_is_read_at_external_dns_default_prefix_whatever_the_configured_one() {
+    let (ga, legacy) = (
+        "external-dns.kubernetes.io/ingress",
+        "external-dns.alpha.kubernetes.io/ingress",
+    );
+    let yaml = ingress_gateway_service("lb", &[LB])
+        + &ingress("default", "ga", "ga.example.com")
+        + &ingress("default", "legacy", "legacy.example.com")
+        + &gateway("default", "both", &["both.bar.com"], &[(ga, "ga"), (legacy, "legacy")])
+        + &gateway("default", "legacy-only", &["legacy.bar.com"], &[(legacy, "legacy")]);
+    // Both prefixes read (extdns's default, external-dns with --enable-legacy-annotation-prefix).
+    assert_eq!(
+        gateways(none(), &yaml),
+        [
+            "both.bar.com CNAME ga.example.com",
+            "legacy.bar.com CNAME legacy.example.com"
+        ]
+    );
+    // One prefix: the legacy key is not read, and a custom prefix still reads external-dns's default key.
+    for prefix in ["external-dns.kubernetes.io/", "custom.example.org/"] {
+        let mut config = config(&none());
+        config.common.annotations = extdns_source::Annotations::with_prefix(prefix).expect("prefix");
+        let got = rendered(&IstioGatewaySource::new(config), &store(&none(), &yaml));
+        assert_eq!(
+            got,
+            ["both.bar.com CNAME ga.example.com", "legacy.bar.com A 8.8.8.8"],
+            "{prefix}"
+        );
+    }
+}
+
+#[test]
 fn gateway_target_annotation_wins_over_the_ingress_annotation() {
     let (key, target) = ("external-dns.alpha.kubernetes.io/ingress", ann("target"));
     let yaml = ingress("default", "ingress1", "ingress.example.com")

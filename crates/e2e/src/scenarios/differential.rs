@@ -273,14 +273,28 @@ pub(super) fn crd_run<'a>(which: Which, ns: &'a str) -> Run<'a> {
 
 /// Both controllers on the objects already created: `reference` twice (its zone must be stable), extdns
 /// once; zones equal (both zones, by AXFR), every record type present, take-over clean both ways.
-pub(super) fn compare_crd(ctx: &Ctx, (reference, name): (&Run<'_>, &str), extdns: &Run<'_>) -> Result<()> {
+pub(super) fn compare_crd(ctx: &Ctx, reference: (&Run<'_>, &str), extdns: &Run<'_>) -> Result<()> {
     let zones = [Zone::new(dns::ZONE), Zone::new(REVERSE)];
-    let theirs = DnsServer::start(Kind::Bind, &zones);
-    let ours = DnsServer::start(Kind::Bind, &zones);
+    compare_runs(ctx, reference, extdns, &zones, every_type_published)
+}
+
+/// The differential on objects already created, whatever the sources: each controller on its own BIND
+/// serving `zones`, `reference` twice (its zone must be stable), extdns once; the zones equal (every zone,
+/// by AXFR, TTLs and ownership records included), `check` holds for extdns's, and each takes the other's
+/// zones over changing nothing.
+pub fn compare_runs(
+    ctx: &Ctx,
+    (reference, name): (&Run<'_>, &str),
+    extdns: &Run<'_>,
+    zones: &[Zone],
+    check: impl Fn(&[Record]) -> Result<()>,
+) -> Result<()> {
+    let theirs = DnsServer::start(Kind::Bind, zones);
+    let ours = DnsServer::start(Kind::Bind, zones);
     reference.once(&ctx.cp, &theirs)?;
-    let first = both_zones(&theirs)?;
+    let first = every_zone(&theirs, zones)?;
     reference.once(&ctx.cp, &theirs)?;
-    let second = both_zones(&theirs)?;
+    let second = every_zone(&theirs, zones)?;
     if second != first {
         bail!(
             "{name}'s zone changed on its second run:\n{}",
@@ -288,21 +302,21 @@ pub(super) fn compare_crd(ctx: &Ctx, (reference, name): (&Run<'_>, &str), extdns
         );
     }
     extdns.once(&ctx.cp, &ours)?;
-    let zone_theirs = both_zones(&theirs)?;
-    let zone_ours = both_zones(&ours)?;
+    let zone_theirs = every_zone(&theirs, zones)?;
+    let zone_ours = every_zone(&ours, zones)?;
     let undocumented = differences(&zone_theirs, &zone_ours);
     if !undocumented.is_empty() {
         bail!("the zones differ (- {name}, + extdns):\n{}", undocumented.join("\n"));
     }
-    every_type_published(&zone_ours)?;
+    check(&zone_ours)?;
     eprintln!("  identical zones: {} records", zone_ours.len());
     for (run, server, what) in [
         (extdns, &theirs, format!("extdns on {name}'s zones")),
         (reference, &ours, format!("{name} on extdns's zones")),
     ] {
-        let before = both_zones(server)?;
+        let before = every_zone(server, zones)?;
         let out = run.once(&ctx.cp, server)?;
-        let after = both_zones(server)?;
+        let after = every_zone(server, zones)?;
         if before != after {
             bail!(
                 "{what}: the zones changed:\n{}\n{}",
@@ -330,8 +344,15 @@ fn is_ownership(r: &Record) -> bool {
 }
 
 fn both_zones(server: &DnsServer) -> Result<Vec<Record>> {
-    let mut all = server.axfr(dns::ZONE)?;
-    all.extend(server.axfr(REVERSE)?);
+    every_zone(server, &[Zone::new(dns::ZONE), Zone::new(REVERSE)])
+}
+
+/// Every record of every one of `zones` on `server`, by AXFR.
+fn every_zone(server: &DnsServer, zones: &[Zone]) -> Result<Vec<Record>> {
+    let mut all = Vec::new();
+    for zone in zones {
+        all.extend(server.axfr(&zone.name)?);
+    }
     Ok(all)
 }
 

@@ -23,6 +23,7 @@ pub mod encryption;
 pub mod events;
 pub mod gateway_versions;
 pub mod install;
+pub mod istio;
 pub mod latency;
 pub mod leader;
 pub mod lifecycle;
@@ -300,5 +301,11 @@ pub const ALL: &[Scenario] = &[
         about: "every deploy/ overlay with both components built by kubectl kustomize and applied; the rfc2136 one publishes into BIND",
         default: true,
         run: install::kustomize,
+    },
+    Scenario {
+        name: "differential-istio",
+        about: "external-dns v0.23.0 and extdns on Istio Gateways and VirtualServices (Istio's CRDs, every served version) publish identical zones and take over each other's",
+        default: true,
+        run: istio::differential,
     },
 ];

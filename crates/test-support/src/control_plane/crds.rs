@@ -65,20 +65,71 @@ pub fn gateway_api_release(dir: &Path) -> Result<Vec<CustomResourceDefinition>> 
         .map(|plural| {
             let file = dir.join(format!("gateway.networking.k8s.io_{plural}.yaml"));
             let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-            // A CRD is one large document: the parser's node budget grows with it (no anchors in these files).
-            let defaults = serde_saphyr::Budget::default();
-            let options = serde_saphyr::options! {
-                budget: serde_saphyr::budget! {
-                    max_nodes: defaults.max_nodes.saturating_add(text.len()),
-                    max_events: defaults.max_events.saturating_add(text.len().saturating_mul(2)),
-                    max_total_scalar_bytes: defaults.max_total_scalar_bytes.max(text.len()),
-                },
-            };
-            let value: serde_json::Value = serde_saphyr::from_str_with_options(&text, options)
-                .with_context(|| format!("parsing {}", file.display()))?;
+            let value = parse_yaml(&text).with_context(|| format!("parsing {}", file.display()))?;
             serde_json::from_value(value).with_context(|| format!("{} is not a CRD", file.display()))
         })
         .collect()
+}
+
+/// The variable naming the directory of the projects' published CRDs, one subdirectory a project (`istio`,
+/// `traefik`, ...), which xtask copies out of each project's Go module.
+pub const PROJECT_CRDS_VAR: &str = "EXTDNS_TEST_PROJECT_CRDS";
+
+/// Every CRD of one project as it publishes them: each document of each YAML file of
+/// `$EXTDNS_TEST_PROJECT_CRDS/<project>`, in file order, every version with its `served` flag.
+pub fn project(project: &str) -> Result<Vec<CustomResourceDefinition>> {
+    let root = std::env::var_os(PROJECT_CRDS_VAR)
+        .with_context(|| format!("{PROJECT_CRDS_VAR} is not set (cargo xtask e2e sets it)"))?;
+    project_in(&Path::new(&root).join(project))
+}
+
+/// [`project`] from the directory `dir`.
+pub fn project_in(dir: &Path) -> Result<Vec<CustomResourceDefinition>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    files.retain(|f| f.extension().is_some_and(|e| e == "yaml" || e == "yml"));
+    files.sort();
+    let mut crds = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+        for (i, doc) in documents(&text).enumerate() {
+            let value = parse_yaml(doc).with_context(|| format!("parsing {} document {i}", file.display()))?;
+            if value.get("kind").and_then(|k| k.as_str()) != Some("CustomResourceDefinition") {
+                continue;
+            }
+            crds.push(
+                serde_json::from_value(value)
+                    .with_context(|| format!("{} document {i} is not a CRD", file.display()))?,
+            );
+        }
+    }
+    Ok(crds)
+}
+
+/// The documents of a multi-document YAML text, empty ones left out.
+fn documents(text: &str) -> impl Iterator<Item = &str> {
+    text.split("\n---")
+        .map(|d| d.strip_prefix('\n').unwrap_or(d))
+        .filter(|d| {
+            d.lines()
+                .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        })
+}
+
+/// One YAML document as JSON. A CRD is one large document: the parser's node budget grows with it (no
+/// anchors in these files).
+fn parse_yaml(text: &str) -> Result<serde_json::Value> {
+    let defaults = serde_saphyr::Budget::default();
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_nodes: defaults.max_nodes.saturating_add(text.len()),
+            max_events: defaults.max_events.saturating_add(text.len().saturating_mul(2)),
+            max_total_scalar_bytes: defaults.max_total_scalar_bytes.max(text.len()),
+        },
+    };
+    Ok(serde_saphyr::from_str_with_options(text, options)?)
 }
 
 /// The HTTPRoute CRD with `spec.hostnames` accepting any JSON value: a CRD whose schema lets through an
@@ -130,6 +181,31 @@ mod tests {
             .find(|c| c.spec.names.kind == "TCPRoute")
             .context("no TCPRoute CRD")?;
         assert_eq!(tcp.spec.versions[0].name, "v1alpha2");
+        Ok(())
+    }
+
+    #[test]
+    fn a_project_directory_gives_every_crd_of_every_document() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let crd = |plural: &str| {
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: {plural}.example.org}}\n\
+                 spec:\n  group: example.org\n  names: {{kind: K{plural}, plural: {plural}}}\n  scope: Namespaced\n  \
+                 versions: [{{name: v1, served: true, storage: true}}]\n"
+            )
+        };
+        let text = format!(
+            "# generated\n---\n{}---\n{}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: x}}\n",
+            crd("as"),
+            crd("bs")
+        );
+        std::fs::write(dir.path().join("crds.yaml"), text)?;
+        std::fs::write(dir.path().join("README.md"), "not yaml")?;
+        let names: Vec<String> = project_in(dir.path())?
+            .into_iter()
+            .filter_map(|c| c.metadata.name)
+            .collect();
+        assert_eq!(names, ["as.example.org", "bs.example.org"]);
         Ok(())
     }
 

@@ -53,6 +53,14 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
         ("externaldns.k8s.io/v1alpha1", "DNSProvider") => ("dnsproviders", true),
         ("externaldns.k8s.io/v1alpha1", "ClusterDNSProvider") => ("clusterdnsproviders", false),
         ("v1", "Secret") => ("secrets", true),
+        // Istio, in every version it serves.
+        ("networking.istio.io/v1" | "networking.istio.io/v1beta1" | "networking.istio.io/v1alpha3", "Gateway") => {
+            ("gateways", true)
+        }
+        (
+            "networking.istio.io/v1" | "networking.istio.io/v1beta1" | "networking.istio.io/v1alpha3",
+            "VirtualService",
+        ) => ("virtualservices", true),
         _ => bail!("the e2e client does not know {api_version} {kind}"),
     };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
