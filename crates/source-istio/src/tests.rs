@@ -9,7 +9,7 @@ use extdns_informer::index::Ref;
 use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
 use extdns_source::annotations::PREFIX_ALPHA;
-use extdns_source::pipeline::testing::check_against_full;
+use extdns_source::pipeline::testing::{check_against_full, render};
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::{FqdnTemplate, Pipeline, PipelineConfig, Selector, Source, SourceConfig, SourceExt};
 use futures::executor::block_on;
@@ -57,24 +57,6 @@ fn store(flags: &Flags, yaml: &str) -> ClusterStore {
     let loaded = loader.finish();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     loaded.store
-}
-
-/// `name TYPE targets` (targets sorted), then `ttl=N` when configured, the provider-specific properties,
-/// the set identifier and the `resource` label.
-fn render(e: &Endpoint) -> String {
-    let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-    targets.sort_unstable();
-    let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
-    if e.record_ttl.is_configured() {
-        s.push_str(&format!(" ttl={}", e.record_ttl.0));
-    }
-    for p in e.provider_specific.iter() {
-        s.push_str(&format!(" {}={}", p.name, p.value));
-    }
-    if !e.set_identifier.is_empty() {
-        s.push_str(&format!(" set={}", e.set_identifier));
-    }
-    s
 }
 
 fn rendered(source: &dyn Source, store: &ClusterStore) -> Vec<String> {
