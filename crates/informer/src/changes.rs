@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::ResourceKind;
+use crate::index::Ref;
 use crate::store::ObjectKey;
 
 /// The objects that changed in a view since it was last asked ([`crate::Cluster::take_changes`]).
@@ -11,11 +12,14 @@ use crate::store::ObjectKey;
 /// EndpointSlice under the Service it belongs to (its `kubernetes.io/service-name` label, both the old and
 /// the new one when the label changed), because that is all a source can do with it; every other kind as
 /// itself. `everything` stands for changes that cannot be listed: a re-list after a watch desync, files read
-/// again, or a view that does not track its changes.
+/// again, or a view that does not track its changes. Beside the objects, what the changed objects
+/// announced before and after the change ([`announced`](Self::announced)): a Service's selector labels,
+/// through which the objects selecting it by content (Istio Gateways) are found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChangeSet {
     everything: bool,
     objects: BTreeSet<ObjectKey>,
+    announced: BTreeSet<Ref>,
 }
 
 impl ChangeSet {
@@ -36,6 +40,7 @@ impl ChangeSet {
         ChangeSet {
             everything: true,
             objects: BTreeSet::new(),
+            announced: BTreeSet::new(),
         }
     }
 
@@ -57,10 +62,23 @@ impl ChangeSet {
         self.objects.insert(object);
     }
 
+    /// Records what a changed object announced ([`crate::item::Item::announces`]), as it was or as it is.
+    pub fn announce(&mut self, refs: impl IntoIterator<Item = Ref>) {
+        if !self.everything {
+            self.announced.extend(refs);
+        }
+    }
+
+    /// What changed objects announced, before and after their changes (none when everything changed).
+    pub fn announced(&self) -> impl Iterator<Item = &Ref> {
+        self.announced.iter()
+    }
+
     /// Everything changed: the object list is dropped, it no longer says anything.
     pub fn mark_everything(&mut self) {
         self.everything = true;
         self.objects.clear();
+        self.announced.clear();
     }
 
     /// Adds what `other` says changed: everything absorbs it, or its objects join these.
@@ -69,6 +87,7 @@ impl ChangeSet {
             self.mark_everything();
         } else if !self.everything {
             self.objects.extend(other.objects.iter().cloned());
+            self.announced.extend(other.announced.iter().cloned());
         }
     }
 
@@ -101,8 +120,20 @@ mod tests {
         assert_eq!(c.of_kind(ResourceKind::Service).count(), 1, "each object once");
         assert!(c.touches(ResourceKind::Service));
         assert!(!c.touches(ResourceKind::Pod));
+        let label = Ref::Selects(ResourceKind::Service, "app".into(), "web".into());
+        c.announce([label.clone()]);
+        let mut other = ChangeSet::new();
+        other.extend(&c);
+        assert_eq!(
+            other.announced().collect::<Vec<_>>(),
+            [&label],
+            "announcements travel with the objects"
+        );
         c.mark_everything();
         assert!(c.is_everything() && c.objects().next().is_none());
+        assert!(c.announced().next().is_none());
+        c.announce([label]);
+        assert!(c.announced().next().is_none(), "everything absorbs announcements too");
         c.insert(ObjectKey::new(ResourceKind::Pod, "default", "p"));
         assert!(c.objects().next().is_none());
         assert!(c.touches(ResourceKind::Pod));

@@ -10,7 +10,7 @@ use crate::{ResourceKind, Sym};
 
 /// What an object refers to, as the reverse index keys it. Kind-neutral: each view says what it refers to
 /// (crate::view), so a kind stays named only in its table row, its view and its conversion.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Ref {
     /// An object (kind, namespace, name): the Pod an EndpointSlice endpoint's `targetRef` names, the
     /// Gateway or ListenerSet a route's `spec.parentRefs` or a ListenerSet's `spec.parentRef` names.
@@ -19,6 +19,11 @@ pub enum Ref {
     Group(&'static str),
     /// The same, within one namespace.
     GroupIn(&'static str, Box<str>),
+    /// A label (key, value) that objects of a kind must carry for the referring object to select them:
+    /// an Istio Gateway's `spec.selector` entry, matched against Services' selectors. A change of such an
+    /// object announces its labels before and after ([`crate::item::Item::announces`]), so what selected
+    /// it by either is found.
+    Selects(ResourceKind, Box<str>, Box<str>),
 }
 
 /// `reference → (namespace, name)` of the objects of one kind that refer to it.

@@ -53,6 +53,12 @@ pub trait Item: PartialEq + Send + Sync + 'static {
     fn refs(&self) -> Vec<Ref> {
         Vec::new()
     }
+    /// What a change of this object announces to the objects that select it by its content rather than by
+    /// name (a Service's selector labels, which Istio Gateways select by): recorded in the change set for
+    /// the object as it was and as it is ([`crate::ChangeSet::announced`]). Nothing by default.
+    fn announces(&self) -> Vec<Ref> {
+        Vec::new()
+    }
     /// Where the fields templates read are kept, for the kinds templates run on.
     fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
         None

@@ -22,6 +22,7 @@ pub use crate::watched::Watched;
 
 use crate::dnsendpoint::DnsEndpoint;
 use crate::f5;
+use crate::istio;
 
 /// The API resource of a row's version, what a watch or list of the kind addresses.
 pub trait ApiResourceOf {
@@ -72,6 +73,8 @@ pub(crate) fn dispatch<V: KindVisitor>(kind: ResourceKind, v: V) -> V::Output {
         // --- contour-httpproxy and openshift-route sources ---
         ResourceKind::HttpProxy => v.visit::<crate::contour::HttpProxy>(),
         ResourceKind::OpenShiftRoute => v.visit::<crate::openshift::Route>(),
+        ResourceKind::IstioGateway => v.visit::<istio::IstioGateway>(),
+        ResourceKind::VirtualService => v.visit::<istio::VirtualService>(),
     }
 }
 

@@ -40,6 +40,7 @@ mod fanout;
 mod fields;
 pub mod index;
 mod intern;
+pub mod istio;
 mod item;
 pub mod kinds;
 pub mod live;

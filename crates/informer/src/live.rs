@@ -722,11 +722,15 @@ impl Inner {
         // groups (EndpointSlices by Service), the groups it left and joined.
         type Touched = (Sym, Box<str>, [Option<Box<str>>; 2]);
         let mut touched: Option<Touched> = None;
+        // What the object announced before the event and after it (a Service's selector labels).
+        let mut announced = Vec::new();
         let changed = match event {
             Event::Apply(Decoded::Object(o)) => {
                 let (ns, name) = (ns(o.meta()), name(o.meta()));
                 let view = watched::convert(&o, &convert);
                 let groups = [index.group_of(&ns, &name), view.group().map(Box::from)];
+                announced = index.announced_of(&ns, &name);
+                announced.extend(view.announces());
                 touched = Some((ns.clone(), name.clone(), groups));
                 if self.keeps(&view, &ns) {
                     index.upsert(ns, view, watched::uid(&o))
@@ -738,12 +742,14 @@ impl Inner {
                 warn_undecodable(kind, &meta, &error);
                 let (ns, name) = (ns(&meta), name(&meta));
                 touched = Some((ns.clone(), name.clone(), [index.group_of(&ns, &name), None]));
+                announced = index.announced_of(&ns, &name);
                 index.mark_undecodable(ns, &name)
             }
             Event::Delete(o) => {
                 let m = o.meta();
                 let (ns, name) = (ns(m), name(m));
                 touched = Some((ns.clone(), name.clone(), [index.group_of(&ns, &name), None]));
+                announced = index.announced_of(&ns, &name);
                 index.remove(&ns, &name)
             }
             Event::Init => {
@@ -794,6 +800,7 @@ impl Inner {
                     }
                     ChangeKey::Own => pending.insert(ObjectKey::new(kind, &ns, &name)),
                 }
+                pending.announce(announced);
             }
             self.bump();
         }

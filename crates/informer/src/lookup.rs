@@ -10,8 +10,8 @@ use crate::ResourceKind;
 use crate::index::Ref;
 use crate::item::Item;
 use crate::view::{
-    DnsEndpoint, EndpointSlice, F5Kind, F5Server, Gateway, HEADLESS, Ingress, LOCAL_NODE_PORT, ListenerSet, NODE_PORT,
-    Namespace, Node, Pod, Route, RouteKind, Service,
+    DnsEndpoint, EndpointSlice, F5Kind, F5Server, Gateway, HEADLESS, Ingress, IstioGateway, LOCAL_NODE_PORT, ListenerSet,
+    NODE_PORT, Namespace, Node, Pod, Route, RouteKind, SELECTS_EVERY_SERVICE, Service, VirtualService,
 };
 use crate::view::{HttpProxy, OpenShiftRoute};
 
@@ -211,6 +211,60 @@ impl ClusterStore {
         self.index::<ListenerSet>(ResourceKind::ListenerSet)
             .map(|i| i.in_namespace(namespace))
             .unwrap_or_default()
+    }
+}
+
+/// The lookups of the Istio sources (networking.istio.io).
+impl ClusterStore {
+    /// All Istio Gateways in scope.
+    pub fn istio_gateways(&self) -> Vec<Arc<IstioGateway>> {
+        self.all(ResourceKind::IstioGateway)
+    }
+
+    /// One Istio Gateway, for a VirtualService's `spec.gateways`.
+    pub fn istio_gateway(&self, namespace: &str, name: &str) -> Option<Arc<IstioGateway>> {
+        self.index::<IstioGateway>(ResourceKind::IstioGateway)?
+            .get(namespace, name)
+    }
+
+    /// All VirtualServices in scope.
+    pub fn virtual_services(&self) -> Vec<Arc<VirtualService>> {
+        self.all(ResourceKind::VirtualService)
+    }
+
+    /// One VirtualService, for an incremental evaluation.
+    pub fn virtual_service(&self, namespace: &str, name: &str) -> Option<Arc<VirtualService>> {
+        self.index::<VirtualService>(ResourceKind::VirtualService)?
+            .get(namespace, name)
+    }
+
+    /// The Istio Gateways whose `spec.selector` requires the label `key=value` of a Service's selector.
+    pub fn istio_gateways_selecting(&self, key: &str, value: &str) -> Vec<Arc<IstioGateway>> {
+        self.referring(
+            ResourceKind::IstioGateway,
+            &Ref::Selects(ResourceKind::Service, key.into(), value.into()),
+        )
+    }
+
+    /// The Istio Gateways with an empty `spec.selector`, which select every Service.
+    pub fn istio_gateways_selecting_every_service(&self) -> Vec<Arc<IstioGateway>> {
+        self.referring(ResourceKind::IstioGateway, &Ref::Group(SELECTS_EVERY_SERVICE))
+    }
+
+    /// The Istio Gateways whose Ingress annotation names the Ingress `namespace/name`.
+    pub fn istio_gateways_of_ingress(&self, namespace: &str, name: &str) -> Vec<Arc<IstioGateway>> {
+        self.referring(
+            ResourceKind::IstioGateway,
+            &Ref::Object(ResourceKind::Ingress, namespace.into(), name.into()),
+        )
+    }
+
+    /// The VirtualServices whose `spec.gateways` name the Istio Gateway `namespace/name`.
+    pub fn virtual_services_of_gateway(&self, namespace: &str, name: &str) -> Vec<Arc<VirtualService>> {
+        self.referring(
+            ResourceKind::VirtualService,
+            &Ref::Object(ResourceKind::IstioGateway, namespace.into(), name.into()),
+        )
     }
 }
 

@@ -395,6 +395,11 @@ impl<V: Item> Index<V> {
         self.get(ns, name).and_then(|v| v.group().map(Box::from))
     }
 
+    /// What the stored object announces when it changes ([`Item::announces`]); nothing when it is not stored.
+    pub(crate) fn announced_of(&self, ns: &str, name: &str) -> Vec<Ref> {
+        self.get(ns, name).map(|v| v.announces()).unwrap_or_default()
+    }
+
     pub(crate) fn get(&self, ns: &str, name: &str) -> Option<Arc<V>> {
         self.read().by_ns.get(ns)?.get(name).map(|b| Arc::clone(&b.0))
     }

@@ -10,7 +10,7 @@ use crate::{ResourceKind, StrMap, Sym};
 /// Views that keep their metadata whole. The kind is a constant (`ResourceKind::Service`) or, for a view
 /// serving several kinds, read from the view (`|route| ResourceKind::Route(route.kind)`).
 macro_rules! item_with_meta {
-    ($view:ty, |$this:pat_param| $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)? $(, values: $values:ident)?) => {
+    ($view:ty, |$this:pat_param| $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)? $(, announces: $announces:path)? $(, values: $values:ident)?) => {
         impl Item for $view {
             type Uid = Option<crate::Uid>;
             fn kind(&self) -> ResourceKind {
@@ -38,6 +38,9 @@ macro_rules! item_with_meta {
             $(fn refs(&self) -> Vec<crate::index::Ref> {
                 $refs(self)
             })?
+            $(fn announces(&self) -> Vec<crate::index::Ref> {
+                $announces(self)
+            })?
             $(fn intern_values(&mut self, interner: &Interner) {
                 self.$values(interner)
             })?
@@ -48,7 +51,7 @@ macro_rules! item_with_meta {
     };
 }
 
-item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields, selects: pod_selector, refs: service_refs, values: intern_values);
+item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields, selects: pod_selector, refs: service_refs, announces: service_labels, values: intern_values);
 item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name, refs: slice_refs);
 item_with_meta!(Gateway, ResourceKind::Gateway);
 item_with_meta!(ListenerSet, ResourceKind::ListenerSet, refs: listener_set_refs);
@@ -56,6 +59,8 @@ item_with_meta!(Ingress, ResourceKind::Ingress, template_fields: template_fields
 item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
 
 item_with_meta!(Route, |route| ResourceKind::Route(route.kind), template_fields: template_fields, refs: route_refs);
+item_with_meta!(IstioGateway, ResourceKind::IstioGateway, template_fields: template_fields, refs: istio_gateway_refs);
+item_with_meta!(VirtualService, ResourceKind::VirtualService, template_fields: template_fields, refs: virtual_service_refs);
 
 item_with_meta!(F5Server, |server| server.kind.resource_kind());
 // --- contour-httpproxy and openshift-route sources ---
@@ -793,9 +798,181 @@ pub(crate) fn listener_set_refs(ls: &ListenerSet) -> Vec<Ref> {
     )]
 }
 
+/// What a Service's change announces: its selector's labels, which Istio Gateways select it by
+/// ([`Ref::Selects`]).
+pub(crate) fn service_labels(svc: &Service) -> Vec<Ref> {
+    svc.selector
+        .iter()
+        .map(|(k, v)| Ref::Selects(ResourceKind::Service, k.into(), v.into()))
+        .collect()
+}
+
+// ------------------------------------------------------------------------------------ networking.istio.io
+
+/// The annotation on an Istio Gateway naming the Ingress (`namespace/name`, or `name` in the Gateway's
+/// namespace) whose load balancer it publishes. external-dns reads it at its default prefix only, whatever
+/// `--annotation-prefix` says (the key is fixed when its package loads).
+pub const ISTIO_INGRESS_ANNOTATION: &str = "external-dns.kubernetes.io/ingress";
+
+/// [`ISTIO_INGRESS_ANNOTATION`] under the legacy prefix, read where the legacy prefix is
+/// (`--enable-legacy-annotation-prefix`, extdns's default), as external-dns copies legacy keys then.
+pub const ISTIO_INGRESS_ANNOTATION_LEGACY: &str = "external-dns.alpha.kubernetes.io/ingress";
+
+/// The group of the reverse index holding the Istio Gateways with an empty `spec.selector`, which select
+/// every Service.
+pub(crate) const SELECTS_EVERY_SERVICE: &str = "istio-gateways-selecting-every-service";
+
+/// The mesh pseudo-gateway a VirtualService names for its sidecars: no Gateway object.
+pub const ISTIO_MESH_GATEWAY: &str = "mesh";
+
+/// An Istio Gateway (networking.istio.io, any version): the hosts its servers serve and the labels of the
+/// ingress gateway Pods it runs on, which its Services' selectors name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IstioGateway {
+    /// Identity, labels and annotations.
+    pub meta: Meta,
+    /// `spec.selector`; empty selects every Service.
+    pub selector: StrMap,
+    /// `spec.servers[].hosts[]`, every server's in order (`namespace/host` as written).
+    pub hosts: Vec<String>,
+    /// The fields templates read beyond the above ([`crate::TemplateFields`]).
+    pub template_fields: Option<Box<str>>,
+}
+
+/// An Istio VirtualService (networking.istio.io, any version): its hosts and the Gateways it binds to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VirtualService {
+    /// Identity, labels and annotations.
+    pub meta: Meta,
+    /// `spec.hosts`.
+    pub hosts: Vec<String>,
+    /// `spec.gateways`: `namespace/name`, `name` (its own namespace) or `mesh`.
+    pub gateways: Vec<String>,
+    /// `spec.exportTo`: the namespaces it is visible in (`*`, `.`, or a name); empty is everywhere.
+    pub export_to: Vec<String>,
+    /// The fields templates read beyond the above ([`crate::TemplateFields`]).
+    pub template_fields: Option<Box<str>>,
+}
+
+/// A reference written `namespace/name` or `name` (in `own_namespace`), as the Istio sources read the
+/// Ingress annotation and `spec.gateways`; `None` for more than one `/`.
+pub fn namespaced_name<'a>(reference: &'a str, own_namespace: &'a str) -> Option<(&'a str, &'a str)> {
+    let mut parts = reference.split('/');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(name), None, None) => Some((own_namespace, name)),
+        (Some(ns), Some(name), None) => Some((if ns.is_empty() { own_namespace } else { ns }, name)),
+        _ => None,
+    }
+}
+
+/// An Istio Gateway refers to the Services its selector selects (by each label, or all when empty) and to
+/// the Ingress its annotation names.
+pub(crate) fn istio_gateway_refs(gw: &IstioGateway) -> Vec<Ref> {
+    let mut out: Vec<Ref> = if gw.selector.is_empty() {
+        vec![Ref::Group(SELECTS_EVERY_SERVICE)]
+    } else {
+        gw.selector
+            .iter()
+            .map(|(k, v)| Ref::Selects(ResourceKind::Service, k.into(), v.into()))
+            .collect()
+    };
+    // Both keys: which one the source reads depends on the prefixes configured, and a reference too many
+    // only re-evaluates the Gateway for nothing.
+    for key in [ISTIO_INGRESS_ANNOTATION, ISTIO_INGRESS_ANNOTATION_LEGACY] {
+        let ingress = gw.meta.annotations.get(key).filter(|s| !s.is_empty());
+        if let Some((ns, name)) = ingress.and_then(|i| namespaced_name(i, &gw.meta.namespace)) {
+            let r = Ref::Object(ResourceKind::Ingress, ns.into(), name.into());
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// A VirtualService refers to the Gateways of its `spec.gateways` (not `mesh`).
+pub(crate) fn virtual_service_refs(vs: &VirtualService) -> Vec<Ref> {
+    let ns = vs.meta.namespace.as_str();
+    let mut out: Vec<Ref> = vs
+        .gateways
+        .iter()
+        .filter(|g| !g.is_empty() && g.as_str() != ISTIO_MESH_GATEWAY)
+        .filter_map(|g| namespaced_name(g, ns))
+        .map(|(ns, name)| Ref::Object(ResourceKind::IstioGateway, ns.into(), name.into()))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn istio_references_default_to_the_own_namespace_and_refuse_more_than_one_slash() {
+        assert_eq!(namespaced_name("gw", "apps"), Some(("apps", "gw")));
+        assert_eq!(namespaced_name("infra/gw", "apps"), Some(("infra", "gw")));
+        assert_eq!(namespaced_name("a/b/c", "apps"), None);
+        let vs = VirtualService {
+            meta: Meta {
+                name: "vs".into(),
+                namespace: "apps".into(),
+                ..Meta::default()
+            },
+            gateways: vec![
+                "mesh".into(),
+                "gw".into(),
+                "infra/gw".into(),
+                "apps/gw".into(),
+                "".into(),
+            ],
+            ..VirtualService::default()
+        };
+        assert_eq!(
+            virtual_service_refs(&vs),
+            [
+                Ref::Object(ResourceKind::IstioGateway, "apps".into(), "gw".into()),
+                Ref::Object(ResourceKind::IstioGateway, "infra".into(), "gw".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_istio_gateway_refers_to_its_selector_labels_and_its_ingress() {
+        let mut gw = IstioGateway {
+            meta: Meta {
+                name: "gw".into(),
+                namespace: "istio-system".into(),
+                annotations: [(ISTIO_INGRESS_ANNOTATION, "lb")].into_iter().collect(),
+                ..Meta::default()
+            },
+            selector: [("istio", "ingressgateway")].into_iter().collect(),
+            ..IstioGateway::default()
+        };
+        assert_eq!(
+            istio_gateway_refs(&gw),
+            [
+                Ref::Selects(ResourceKind::Service, "istio".into(), "ingressgateway".into()),
+                Ref::Object(ResourceKind::Ingress, "istio-system".into(), "lb".into()),
+            ]
+        );
+        gw.selector = StrMap::default();
+        gw.meta.annotations = StrMap::default();
+        assert_eq!(istio_gateway_refs(&gw), [Ref::Group(SELECTS_EVERY_SERVICE)]);
+        let svc = Service {
+            selector: [("istio", "ingressgateway")].into_iter().collect(),
+            ..Service::default()
+        };
+        assert_eq!(
+            svc.announces(),
+            [Ref::Selects(
+                ResourceKind::Service,
+                "istio".into(),
+                "ingressgateway".into()
+            )]
+        );
+    }
 
     fn svc(service_type: &str, headless: bool, policy: Option<&str>) -> Service {
         Service {

@@ -66,6 +66,12 @@ pub enum ResourceKind {
     HttpProxy,
     /// route.openshift.io/v1 Route (`--source=openshift-route`); not a Gateway API route.
     OpenShiftRoute,
+    // Istio (networking.istio.io).
+    /// networking.istio.io Gateway (`--source=istio-gateway`); its `resource` label is external-dns's
+    /// `gateway/<ns>/<name>`.
+    IstioGateway,
+    /// networking.istio.io VirtualService (`--source=istio-virtualservice`).
+    VirtualService,
 }
 
 /// The Gateway API route kinds extdns has sources for.
@@ -138,6 +144,7 @@ pub struct KindSpec {
 }
 
 const GATEWAY_API: &str = "gateway.networking.k8s.io";
+const ISTIO: &str = "networking.istio.io";
 
 /// F5 Container Ingress Services' API group.
 const F5: &str = "cis.f5.com";
@@ -146,7 +153,7 @@ const F5: &str = "cis.f5.com";
 /// group, the versions extdns reads (the one it watches first), its plural, where it is watched and how its
 /// changes enter the change set.
 #[rustfmt::skip]
-pub static KINDS: [KindSpec; 18] = {
+pub static KINDS: [KindSpec; 20] = {
     use ChangeKey::{Group, Own};
     use ResourceKind as K;
     use Scope::{Cluster, Namespaced};
@@ -173,6 +180,9 @@ pub static KINDS: [KindSpec; 18] = {
         // --- contour-httpproxy and openshift-route sources ---
         row(K::HttpProxy, "HTTPProxy", "projectcontour.io", &["v1"], "httpproxies", Namespaced(Sources), Own),
         row(K::OpenShiftRoute, "Route", "route.openshift.io", &["v1"], "routes", Namespaced(Sources), Own),
+        // Istio: every version Istio serves, v1 first (Istio 1.22 and later), as one schema.
+        row(K::IstioGateway, "Gateway", ISTIO, &["v1", "v1beta1", "v1alpha3"], "gateways", Namespaced(Sources), Own),
+        row(K::VirtualService, "VirtualService", ISTIO, &["v1", "v1beta1", "v1alpha3"], "virtualservices", Namespaced(Sources), Own),
     ]
 };
 
@@ -249,6 +259,8 @@ impl ResourceKind {
             // --- contour-httpproxy and openshift-route sources ---
             ResourceKind::HttpProxy => 16,
             ResourceKind::OpenShiftRoute => 17,
+            ResourceKind::IstioGateway => 18,
+            ResourceKind::VirtualService => 19,
         }
     }
 
@@ -262,7 +274,8 @@ impl ResourceKind {
         self.spec().scope == Scope::Cluster
     }
 
-    /// The kind whose API kind is `name` (`Service`, `HTTPRoute`, ...).
+    /// The kind whose API kind is `name` (`Service`, `HTTPRoute`, ...); of two kinds of one name, the first
+    /// in the table (`Gateway`: the Gateway API's).
     pub fn from_kind(name: &str) -> Option<ResourceKind> {
         KINDS.iter().find(|s| s.name == name).map(|s| s.kind)
     }
@@ -299,7 +312,12 @@ impl ResourceKind {
     }
 
     /// The kind the `resource` label spells `lower` (`service`, `httproute`, `crd`, `f5-virtualserver`).
+    /// `gateway` is the Istio Gateway: external-dns's istio-gateway source writes it, and no source publishes
+    /// records of a Gateway API Gateway (routes do).
     pub fn from_lowercase(lower: &str) -> Option<ResourceKind> {
+        if lower == "gateway" {
+            return Some(ResourceKind::IstioGateway);
+        }
         ResourceKind::all().find(|k| k.label_spelling().text().eq_ignore_ascii_case(lower))
     }
 }
@@ -474,7 +492,9 @@ mod tests {
         for (i, spec) in KINDS.iter().enumerate() {
             assert_eq!(spec.kind.spec().kind, spec.kind, "{}", spec.name);
             assert_eq!(spec.kind.slot(), i, "{}", spec.name);
-            assert_eq!(ResourceKind::from_kind(spec.name), Some(spec.kind));
+            if spec.kind != ResourceKind::IstioGateway {
+                assert_eq!(ResourceKind::from_kind(spec.name), Some(spec.kind));
+            }
             assert!(
                 i == 0 || KINDS[i - 1].kind < spec.kind,
                 "table out of order at {}",
@@ -506,6 +526,16 @@ mod tests {
         );
         assert_eq!(found("gateway.networking.k8s.io/v1alpha3", "TCPRoute"), None);
         assert_eq!(found("apps/v1", "Deployment"), None);
+        for v in ["v1", "v1beta1", "v1alpha3"] {
+            let istio = format!("networking.istio.io/{v}");
+            let read = |kind| ResourceKind::from_api_version(&istio, kind);
+            assert_eq!(read("Gateway"), Some(ResourceKind::IstioGateway));
+            assert_eq!(read("VirtualService"), Some(ResourceKind::VirtualService));
+        }
+        assert_eq!(
+            found("gateway.networking.k8s.io/v1", "Gateway"),
+            Some(ResourceKind::Gateway)
+        );
         assert_eq!(
             ResourceKind::from_lowercase("httproute"),
             Some(ResourceKind::Route(RouteKind::Http))
@@ -566,7 +596,8 @@ mod tests {
 
     #[test]
     fn resource_labels_round_trip_for_every_kind_and_refuse_other_shapes() {
-        for kind in ResourceKind::all() {
+        // A Gateway API Gateway publishes nothing itself; `gateway/...` is the Istio Gateway's label.
+        for kind in ResourceKind::all().filter(|k| *k != ResourceKind::Gateway) {
             let namespace = if kind.cluster_scoped() { "" } else { "team-a" };
             let key = ObjectKey::new(kind, namespace, "web");
             assert_eq!(ObjectKey::from_resource_label(&key.resource_label()), Some(key));
@@ -583,6 +614,14 @@ mod tests {
         assert_eq!(
             ObjectKey::from_resource_label("crd/default/a/b").map(|k| k.name),
             Some("a/b".to_string())
+        );
+        assert_eq!(
+            ObjectKey::from_resource_label("gateway/istio-system/public"),
+            Some(ObjectKey::new(ResourceKind::IstioGateway, "istio-system", "public"))
+        );
+        assert_eq!(
+            ObjectKey::from_resource_label("virtualservice/shop/web").map(|k| k.kind),
+            Some(ResourceKind::VirtualService)
         );
         for other in [
             "istio-gateway/default/gw",

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
 use extdns_source::annotations::{PREFIX_ALPHA, PREFIX_GA};
+use extdns_source::pipeline::testing::render;
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::{FqdnTemplate, Objects, Selector, Source, SourceConfig, SourceExt};
 use serde_json::{Value, json};
@@ -152,24 +153,6 @@ fn store(items: &[Fake], options: LoadOptions) -> ClusterStore {
     let loaded = loader.finish();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     loaded.store
-}
-
-/// `name TYPE targets` (targets sorted), then `ttl=N` when configured and the provider-specific
-/// properties.
-fn render(e: &Endpoint) -> String {
-    let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-    targets.sort_unstable();
-    let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
-    if e.record_ttl.is_configured() {
-        s.push_str(&format!(" ttl={}", e.record_ttl.0));
-    }
-    for p in e.provider_specific.iter() {
-        s.push_str(&format!(" {}={}", p.name, p.value));
-    }
-    if !e.set_identifier.is_empty() {
-        s.push_str(&format!(" set={}", e.set_identifier));
-    }
-    s
 }
 
 fn run(flags: &Flags, items: &[Fake]) -> Vec<Endpoint> {

@@ -526,6 +526,8 @@ pub fn template_fields(uses: &[TemplateUse<'_>]) -> Result<TemplateFields, Templ
             // --- contour-httpproxy and openshift-route sources ---
             TemplateKind::HttpProxy => ResourceKind::HttpProxy,
             TemplateKind::OpenShiftRoute => ResourceKind::OpenShiftRoute,
+            TemplateKind::IstioGateway => ResourceKind::IstioGateway,
+            TemplateKind::VirtualService => ResourceKind::VirtualService,
         };
         fields.set(resource, tree);
     }

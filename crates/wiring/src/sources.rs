@@ -16,6 +16,7 @@ use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 use extdns_source_ingress::{IngressSource, IngressSourceConfig};
 use extdns_source_node::{NodeSource, NodeSourceConfig};
 use extdns_source_pod::{PodSource, PodSourceConfig};
+use extdns_source_istio::{IstioGatewaySource, IstioSourceConfig, VirtualServiceSource};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 // --- contour-httpproxy and openshift-route sources ---
 use extdns_source_contour::HttpProxySource;
@@ -43,6 +44,10 @@ pub enum EnabledSource {
     ContourHttpProxy,
     /// `openshift-route`.
     OpenShiftRoute,
+    /// `istio-gateway`.
+    IstioGateway,
+    /// `istio-virtualservice`.
+    IstioVirtualService,
 }
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
@@ -66,6 +71,8 @@ pub struct SourceSettings {
     pub contour: SourceConfig,
     /// The openshift-route source's configuration.
     pub openshift: RouteSourceConfig,
+    /// The Istio sources' configuration (both share it).
+    pub istio: IstioSourceConfig,
     /// The wrappers every source's endpoints go through.
     pub pipeline: PipelineConfig,
     /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
@@ -92,6 +99,7 @@ impl SourceSettings {
         self.f5.common.route = Some(route.clone());
         self.contour.route = Some(route.clone());
         self.openshift.common.route = Some(route.clone());
+        self.istio.common.route = Some(route.clone());
         self.crd.route = Some(route);
     }
 }
@@ -113,6 +121,8 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 // --- contour-httpproxy and openshift-route sources ---
                 EnabledSource::ContourHttpProxy => Box::new(HttpProxySource::new(settings.contour.clone())),
                 EnabledSource::OpenShiftRoute => Box::new(RouteSource::new(settings.openshift.clone())),
+                EnabledSource::IstioGateway => Box::new(IstioGatewaySource::new(settings.istio.clone())),
+                EnabledSource::IstioVirtualService => Box::new(VirtualServiceSource::new(settings.istio.clone())),
             }
         })
         .collect()

@@ -303,7 +303,7 @@ pub(super) fn compare_zones(
     (reference, name): (&Run<'_>, &str),
     extdns: &Run<'_>,
     zones: &[Zone],
-    check: fn(&[Record]) -> Result<()>,
+    check: impl Fn(&[Record]) -> Result<()>,
 ) -> Result<()> {
     let names: Vec<&str> = zones.iter().map(|z| z.name.as_str()).collect();
     let theirs = DnsServer::start(Kind::Bind, zones);

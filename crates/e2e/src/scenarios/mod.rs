@@ -23,6 +23,7 @@ pub mod encryption;
 pub mod events;
 pub mod gateway_versions;
 pub mod install;
+pub mod istio;
 pub mod latency;
 pub mod leader;
 pub mod lifecycle;
@@ -338,5 +339,10 @@ pub const ALL: &[Scenario] = &[
         about: "OpenShift's published Route CRD installed, Routes with routers' status: external-dns v0.23.0 and extdns (--source=openshift-route, with and without --openshift-router-name) publish identical zones, take-over both ways changes nothing",
         default: true,
         run: contour_openshift::openshift,
+    },
+        name: "differential-istio",
+        about: "external-dns v0.23.0 and extdns on Istio Gateways and VirtualServices (Istio's CRDs, every served version) publish identical zones and take over each other's",
+        default: true,
+        run: istio::differential,
     },
 ];

@@ -50,6 +50,7 @@ use extdns_provider::{Batching, ZoneSelection};
 use extdns_registry::TxtRegistryConfig;
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::{AnnotationError, Annotations, FqdnTemplate, Selector, SourceConfig};
+use extdns_source_istio::IstioSourceConfig;
 use extdns_source_service::ServiceSourceConfig;
 // --- contour-httpproxy and openshift-route sources ---
 use extdns_source_openshift::RouteSourceConfig;
@@ -151,6 +152,8 @@ fn enabled_source(name: SourceName) -> Option<EnabledSource> {
         // --- contour-httpproxy and openshift-route sources ---
         SourceName::ContourHttpProxy => EnabledSource::ContourHttpProxy,
         SourceName::OpenshiftRoute => EnabledSource::OpenShiftRoute,
+        SourceName::IstioGateway => EnabledSource::IstioGateway,
+        SourceName::IstioVirtualService => EnabledSource::IstioVirtualService,
         _ => return None,
     })
 }
@@ -250,6 +253,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let contour = common.clone();
     let router = flags.openshift.openshift_router_name.as_deref().and_then(non_empty);
     let openshift = RouteSourceConfig::new(common.clone(), router);
+    let istio = IstioSourceConfig::new(common.clone());
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {
@@ -261,6 +265,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         f5,
         contour,
         openshift,
+        istio,
         pipeline,
         load_options,
         node,
@@ -292,6 +297,8 @@ fn kept_template_fields(
             // --- contour-httpproxy and openshift-route sources ---
             EnabledSource::ContourHttpProxy => Some(TemplateKind::HttpProxy),
             EnabledSource::OpenShiftRoute => Some(TemplateKind::OpenShiftRoute),
+            EnabledSource::IstioGateway => Some(TemplateKind::IstioGateway),
+            EnabledSource::IstioVirtualService => Some(TemplateKind::VirtualService),
         })
         .collect();
     let target_kinds: Vec<TemplateKind> = kinds

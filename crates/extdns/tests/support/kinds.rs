@@ -37,6 +37,8 @@ pub fn api_resource(kind: ResourceKind) -> (&'static str, &'static str, Scope) {
         // --- contour-httpproxy and openshift-route sources ---
         ResourceKind::HttpProxy => ("projectcontour.io", "httpproxies", Scope::Source),
         ResourceKind::OpenShiftRoute => ("route.openshift.io", "routes", Scope::Source),
+        ResourceKind::IstioGateway => ("networking.istio.io", "gateways", Scope::Source),
+        ResourceKind::VirtualService => ("networking.istio.io", "virtualservices", Scope::Source),
     }
 }
 
@@ -60,6 +62,8 @@ pub const ALL_KINDS: [ResourceKind; 16] = [
     // --- contour-httpproxy and openshift-route sources ---
     ResourceKind::HttpProxy,
     ResourceKind::OpenShiftRoute,
+    ResourceKind::IstioGateway,
+    ResourceKind::VirtualService,
 ];
 
 /// The strings of a JSON array (empty for anything else).

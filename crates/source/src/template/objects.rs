@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use extdns_informer::StrMap;
 use extdns_informer::view::{
-    HttpProxy, Ingress, Meta, MetaRef, Node, OpenShiftRoute, ParentReference, Pod, PodPhase, Route, RouteKind, Service,
+    HttpProxy, Ingress, IstioGateway, Meta, MetaRef, Node, OpenShiftRoute, ParentReference, Pod, PodPhase, Route,
+    RouteKind, Service, VirtualService,
 };
 use extdns_template::Value;
 
@@ -521,5 +522,65 @@ impl TemplateObject for OpenShiftRoute {
             "route.openshift.io/v1",
             annotations,
         )
+    }
+}
+
+/// The API version the Istio kinds are shown in: external-dns reads them through Istio's v1 client.
+const ISTIO_API_VERSION: &str = "networking.istio.io/v1";
+
+/// An Istio Gateway's view holds its selector and its servers' hosts flattened; the servers as a template
+/// reads them come from the kept fields, rendered by the schema.
+impl TemplateObject for IstioGateway {
+    fn parts(&self) -> TemplateParts<'_> {
+        TemplateParts::new(&self.meta, TemplateKind::IstioGateway, self.template_fields.as_deref())
+    }
+
+    fn typed(&self, annotations: &StrMap) -> Value {
+        let spec = Value::Struct("v1alpha3.Gateway", vec![("Selector", map_of(&self.selector))]);
+        let status = Value::Struct("v1alpha1.IstioStatus", vec![]);
+        Envelope::new("Gateway", ISTIO_API_VERSION, &self.meta, annotations).typed("*v1.Gateway", spec, status)
+    }
+
+    fn unstructured(&self, annotations: &StrMap) -> Value {
+        let spec = Obj::default().nonempty_list("selector", map_of(&self.selector)).done();
+        Envelope::new("Gateway", ISTIO_API_VERSION, &self.meta, annotations).unstructured(spec, Obj::default().done())
+    }
+}
+
+/// A VirtualService's view holds every field of its spec a template can read.
+impl TemplateObject for VirtualService {
+    fn parts(&self) -> TemplateParts<'_> {
+        TemplateParts::new(
+            &self.meta,
+            TemplateKind::VirtualService,
+            self.template_fields.as_deref(),
+        )
+    }
+
+    fn typed(&self, annotations: &StrMap) -> Value {
+        let spec = Value::Struct(
+            "v1alpha3.VirtualService",
+            vec![
+                ("Hosts", strs(&self.hosts)),
+                ("Gateways", strs(&self.gateways)),
+                ("ExportTo", strs(&self.export_to)),
+            ],
+        );
+        let status = Value::Struct("v1alpha1.IstioStatus", vec![]);
+        Envelope::new("VirtualService", ISTIO_API_VERSION, &self.meta, annotations).typed(
+            "*v1.VirtualService",
+            spec,
+            status,
+        )
+    }
+
+    fn unstructured(&self, annotations: &StrMap) -> Value {
+        let spec = Obj::default()
+            .nonempty_list("hosts", strs(&self.hosts))
+            .nonempty_list("gateways", strs(&self.gateways))
+            .nonempty_list("exportTo", strs(&self.export_to))
+            .done();
+        Envelope::new("VirtualService", ISTIO_API_VERSION, &self.meta, annotations)
+            .unstructured(spec, Obj::default().done())
     }
 }

@@ -681,6 +681,47 @@ static OPENSHIFT_ROUTE_STATUS: StructTy = StructTy {
 static OPENSHIFT_ROUTE: StructTy = StructTy {
     name: "v1.Route",
     fields: &object_fields(&OPENSHIFT_ROUTE_SPEC, &OPENSHIFT_ROUTE_STATUS),
+// ------------------------------------------------------------------------------ networking.istio.io
+
+// Istio's Go types (istio.io/client-go networking/v1, protobuf messages from istio.io/api
+// networking/v1alpha3), as far as extdns keeps them: the informer's Istio types hold only the fields the
+// sources read, so a template can read those and nothing more of the spec.
+
+static ISTIO_SERVER: StructTy = StructTy {
+    name: "v1alpha3.Server",
+    fields: &[f("Hosts", "hosts", STRS)],
+};
+
+static ISTIO_GATEWAY_SPEC: StructTy = StructTy {
+    name: "v1alpha3.Gateway",
+    fields: &[
+        f("Servers", "servers", Ty::List(&Ty::Ptr(&Ty::Struct(&ISTIO_SERVER)))),
+        f("Selector", "selector", STR_MAP),
+    ],
+};
+
+static ISTIO_STATUS: StructTy = StructTy {
+    name: "v1alpha1.IstioStatus",
+    fields: &[],
+};
+
+static ISTIO_GATEWAY: StructTy = StructTy {
+    name: "v1.Gateway",
+    fields: &object_fields(&ISTIO_GATEWAY_SPEC, &ISTIO_STATUS),
+};
+
+static VIRTUAL_SERVICE_SPEC: StructTy = StructTy {
+    name: "v1alpha3.VirtualService",
+    fields: &[
+        f("Hosts", "hosts", STRS),
+        f("Gateways", "gateways", STRS),
+        f("ExportTo", "exportTo", STRS),
+    ],
+};
+
+static VIRTUAL_SERVICE: StructTy = StructTy {
+    name: "v1.VirtualService",
+    fields: &object_fields(&VIRTUAL_SERVICE_SPEC, &ISTIO_STATUS),
 };
 
 /// The kinds templates run on (external-dns executes `--fqdn-template` on Services and on the five route
@@ -702,6 +743,10 @@ pub enum TemplateKind {
     HttpProxy,
     /// OpenShift Routes.
     OpenShiftRoute,
+    /// Istio Gateways.
+    IstioGateway,
+    /// Istio VirtualServices.
+    VirtualService,
 }
 
 impl TemplateKind {
@@ -716,6 +761,8 @@ impl TemplateKind {
             // --- contour-httpproxy and openshift-route sources ---
             TemplateKind::HttpProxy => ResourceKind::HttpProxy.kind(),
             TemplateKind::OpenShiftRoute => ResourceKind::OpenShiftRoute.kind(),
+            TemplateKind::IstioGateway => ResourceKind::IstioGateway.kind(),
+            TemplateKind::VirtualService => ResourceKind::VirtualService.kind(),
         }
     }
 
@@ -731,6 +778,8 @@ impl TemplateKind {
             // --- contour-httpproxy and openshift-route sources ---
             TemplateKind::HttpProxy => &HTTP_PROXY,
             TemplateKind::OpenShiftRoute => &OPENSHIFT_ROUTE,
+            TemplateKind::IstioGateway => &ISTIO_GATEWAY,
+            TemplateKind::VirtualService => &VIRTUAL_SERVICE,
         }
     }
 
@@ -745,6 +794,8 @@ impl TemplateKind {
             // --- contour-httpproxy and openshift-route sources ---
             TemplateKind::HttpProxy => "HTTPProxy",
             TemplateKind::OpenShiftRoute => "Route",
+            TemplateKind::IstioGateway => "Gateway",
+            TemplateKind::VirtualService => "VirtualService",
         }
     }
 }

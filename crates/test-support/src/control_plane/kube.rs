@@ -59,6 +59,14 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
         // --- contour-httpproxy and openshift-route sources ---
         ("projectcontour.io/v1", "HTTPProxy") => ("httpproxies", true),
         ("route.openshift.io/v1", "Route") => ("routes", true),
+        // Istio, in every version it serves.
+        ("networking.istio.io/v1" | "networking.istio.io/v1beta1" | "networking.istio.io/v1alpha3", "Gateway") => {
+            ("gateways", true)
+        }
+        (
+            "networking.istio.io/v1" | "networking.istio.io/v1beta1" | "networking.istio.io/v1alpha3",
+            "VirtualService",
+        ) => ("virtualservices", true),
         _ => bail!("the e2e client does not know {api_version} {kind}"),
     };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
