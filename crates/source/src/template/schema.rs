@@ -681,6 +681,8 @@ static OPENSHIFT_ROUTE_STATUS: StructTy = StructTy {
 static OPENSHIFT_ROUTE: StructTy = StructTy {
     name: "v1.Route",
     fields: &object_fields(&OPENSHIFT_ROUTE_SPEC, &OPENSHIFT_ROUTE_STATUS),
+};
+
 // ------------------------------------------------------------------------------ networking.istio.io
 
 // Istio's Go types (istio.io/client-go networking/v1, protobuf messages from istio.io/api
