@@ -15,8 +15,8 @@ use gateway_api::{gateways, grpcroutes, httproutes, listenersets, tlsroutes};
 use k8s_openapi::api::{core::v1 as core, discovery::v1 as discovery, networking::v1 as networking};
 use kube::core::ApiResource;
 
-use extdns_object::RouteKind;
 pub use extdns_object::{ChangeKey, KINDS, KindSpec, ResourceKind, Scope, WatchIn, readable};
+use extdns_object::{RouteKind, TraefikKind};
 
 pub use crate::watched::Watched;
 
@@ -66,6 +66,20 @@ pub(crate) fn dispatch<V: KindVisitor>(kind: ResourceKind, v: V) -> V::Output {
         ResourceKind::Route(RouteKind::Udp) => v.visit::<UdpRoute>(),
         ResourceKind::Ingress => v.visit::<networking::Ingress>(),
         ResourceKind::DnsEndpoint => v.visit::<DnsEndpoint>(),
+        ResourceKind::Traefik(t) => dispatch_traefik(t, v),
+    }
+}
+
+/// The API type of each Traefik kind.
+fn dispatch_traefik<V: KindVisitor>(kind: TraefikKind, v: V) -> V::Output {
+    use crate::traefik;
+    match kind {
+        TraefikKind::IngressRoute => v.visit::<traefik::IngressRoute>(),
+        TraefikKind::IngressRouteTcp => v.visit::<traefik::IngressRouteTcp>(),
+        TraefikKind::IngressRouteUdp => v.visit::<traefik::IngressRouteUdp>(),
+        TraefikKind::LegacyIngressRoute => v.visit::<traefik::LegacyIngressRoute>(),
+        TraefikKind::LegacyIngressRouteTcp => v.visit::<traefik::LegacyIngressRouteTcp>(),
+        TraefikKind::LegacyIngressRouteUdp => v.visit::<traefik::LegacyIngressRouteUdp>(),
     }
 }
 

@@ -48,6 +48,7 @@ pub mod manifests;
 mod pod_demand;
 mod store;
 mod strmap;
+pub mod traefik;
 pub mod view;
 mod watched;
 

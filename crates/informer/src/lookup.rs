@@ -11,7 +11,7 @@ use crate::index::Ref;
 use crate::item::Item;
 use crate::view::{
     DnsEndpoint, EndpointSlice, Gateway, HEADLESS, Ingress, LOCAL_NODE_PORT, ListenerSet, NODE_PORT, Namespace, Node,
-    Pod, Route, RouteKind, Service,
+    Pod, Route, RouteKind, Service, TraefikKind, TraefikRoute,
 };
 
 /// The lookups sources use, by view.
@@ -105,6 +105,17 @@ impl ClusterStore {
     /// One Ingress, for an incremental evaluation.
     pub fn ingress(&self, namespace: &str, name: &str) -> Option<Arc<Ingress>> {
         self.index::<Ingress>(ResourceKind::Ingress)?.get(namespace, name)
+    }
+
+    /// All Traefik routers of one kind in scope.
+    pub fn traefik_routes(&self, kind: TraefikKind) -> Vec<Arc<TraefikRoute>> {
+        self.all(ResourceKind::Traefik(kind))
+    }
+
+    /// One Traefik router, for an incremental evaluation.
+    pub fn traefik_route(&self, kind: TraefikKind, namespace: &str, name: &str) -> Option<Arc<TraefikRoute>> {
+        self.index::<TraefikRoute>(ResourceKind::Traefik(kind))?
+            .get(namespace, name)
     }
 }
 

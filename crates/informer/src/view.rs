@@ -6,6 +6,7 @@ use crate::index::Ref;
 use crate::intern::Interner;
 use crate::item::Item;
 use crate::{ResourceKind, StrMap, Sym};
+pub use extdns_object::TraefikKind;
 
 /// Views that keep their metadata whole. The kind is a constant (`ResourceKind::Service`) or, for a view
 /// serving several kinds, read from the view (`|route| ResourceKind::Route(route.kind)`).
@@ -56,6 +57,7 @@ item_with_meta!(Ingress, ResourceKind::Ingress, template_fields: template_fields
 item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
 
 item_with_meta!(Route, |route| ResourceKind::Route(route.kind), template_fields: template_fields, refs: route_refs);
+item_with_meta!(TraefikRoute, |route| ResourceKind::Traefik(route.kind));
 
 impl Item for Pod {
     type Uid = ();
@@ -557,6 +559,21 @@ pub struct Ingress {
     /// The fields templates read beyond the above: JSON text trimmed to their paths
     /// ([`crate::TemplateFields`]).
     pub template_fields: Option<Box<str>>,
+}
+
+// ------------------------------------------------------------------ traefik.io, traefik.containo.us (CRDs)
+
+/// A Traefik router (IngressRoute, IngressRouteTCP, IngressRouteUDP, of either group): its rules, which
+/// name its hosts; nothing else of it is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraefikRoute {
+    /// Identity, labels and annotations.
+    pub meta: Meta,
+    /// Which of the six kinds.
+    pub kind: TraefikKind,
+    /// `spec.routes[].match`, in order (empty for a route without one); none for IngressRouteUDP, whose
+    /// routes have no rule.
+    pub rules: Box<[Box<str>]>,
 }
 
 /// The Service groups of the reverse index: every NodePort Service reads every Node; some headless
