@@ -395,7 +395,7 @@ fn ingress_route_udp_publishes_its_hostname_annotation_only() {
         &["Host(`ignored.example.com`)"],
     );
     assert_eq!(
-        run(&traefik_class(), &[r.clone()]),
+        run(&traefik_class(), std::slice::from_ref(&r)),
         [
             "a.example.com CNAME target.domain.tld <- ingressrouteudp/traefik/u",
             "b.example.com CNAME target.domain.tld <- ingressrouteudp/traefik/u"
@@ -549,7 +549,7 @@ fn a_target_annotation_wins_over_the_traefik_service() {
 #[test]
 fn without_the_service_or_its_address_nothing_is_published() {
     let r = ingress_route("n", &[], &["Host(`n.example.com`)"]);
-    assert!(run(&with_service(), &[r.clone()]).is_empty());
+    assert!(run(&with_service(), std::slice::from_ref(&r)).is_empty());
     let pending = lb_service("traefik-system", "traefik", &[]);
     assert!(run(&with_service(), &[r.clone(), pending]).is_empty());
     let other = lb_service("traefik-system", "other", &["192.0.2.10"]);
