@@ -236,6 +236,9 @@ pub struct Flags {
     /// extdns's own: objects from files instead of an API server.
     #[command(flatten)]
     pub offline: OfflineFlags,
+    /// The traefik-proxy source.
+    #[command(flatten)]
+    pub traefik: TraefikFlags,
 }
 
 // ------------------------------------------------------------------------------------------- Kubernetes
@@ -467,6 +470,23 @@ pub struct IngressFlags {
     /// Do not publish the hosts of `spec.rules`.
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub ignore_ingress_rules_spec: bool,
+}
+
+/// The traefik-proxy source's flags.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Traefik source")]
+pub struct TraefikFlags {
+    /// Enable legacy listeners on Resources under the traefik.containo.us API Group.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub traefik_enable_legacy: bool,
+    /// Disable listeners on Resources under the traefik.io API Group.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub traefik_disable_new: bool,
+    /// Traefik's own Service, as namespace/name: routers without a target annotation publish its load
+    /// balancer addresses, followed as they change (external-dns publishes such routers nowhere). extdns
+    /// only.
+    #[arg(long, value_name = "NAMESPACE/NAME", default_value = "")]
+    pub traefik_service: String,
 }
 
 // ------------------------------------------------------------------------------------------- Providers

@@ -17,7 +17,6 @@ const OWNERS: &[(&str, &str)] = &[
     ("ovh", "the ovh provider"),
     ("pod-source-domain", "the pod source"),
     ("skipper-routegroup-groupversion", "the skipper-routegroup source"),
-    ("traefik", "the traefik-proxy source"),
     ("unstructured-resource", "the unstructured source"),
 ];
 
@@ -71,9 +70,9 @@ mod tests {
             None,
             "the google provider's flags are extdns's"
         );
-        let e = err(&["extdns", "--no-traefik-enable-legacy"]).unwrap_or_default();
+        let e = err(&["extdns", "--no-unstructured-resource"]).unwrap_or_default();
         assert!(
-            e.contains("--traefik-enable-legacy") && e.contains("traefik-proxy source"),
+            e.contains("--unstructured-resource") && e.contains("unstructured source"),
             "{e}"
         );
         assert_eq!(
@@ -93,5 +92,10 @@ mod tests {
         );
         assert_eq!(err(&["extdns", "--", "--google-project"]), None);
         assert_eq!(err(&["extdns", "--googler"]), None);
+        assert_eq!(
+            err(&["extdns", "--traefik-enable-legacy=true"]),
+            None,
+            "extdns has the traefik-proxy source"
+        );
     }
 }

@@ -13,6 +13,7 @@ use extdns_source_crd::{CrdSource, CrdSourceConfig};
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 use extdns_source_ingress::{IngressSource, IngressSourceConfig};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
+use extdns_source_traefik::{TraefikSource, TraefikSourceConfig};
 
 /// A source extdns implements, as the pipeline builds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +26,8 @@ pub enum EnabledSource {
     Ingress,
     /// `crd` (DNSEndpoint objects).
     Crd,
+    /// `traefik-proxy` (Traefik's IngressRoute, IngressRouteTCP, IngressRouteUDP).
+    Traefik,
 }
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
@@ -43,6 +46,8 @@ pub struct SourceSettings {
     pub crd: CrdSourceConfig,
     /// The wrappers every source's endpoints go through.
     pub pipeline: PipelineConfig,
+    /// The traefik-proxy source's configuration.
+    pub traefik: TraefikSourceConfig,
     /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
     pub load_options: LoadOptions,
 }
@@ -58,6 +63,7 @@ impl SourceSettings {
         self.service.common.route = Some(route.clone());
         self.gateway.common.route = Some(route.clone());
         self.ingress.common.route = Some(route.clone());
+        self.traefik.common.route = Some(route.clone());
         self.crd.route = Some(route);
     }
 }
@@ -73,6 +79,7 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 EnabledSource::Route(kind) => Box::new(GatewayRouteSource::new(kind, settings.gateway.clone())),
                 EnabledSource::Crd => Box::new(CrdSource::new(settings.crd.clone())),
                 EnabledSource::Ingress => Box::new(IngressSource::new(settings.ingress.clone())),
+                EnabledSource::Traefik => Box::new(TraefikSource::new(settings.traefik.clone())),
             }
         })
         .collect()

@@ -29,6 +29,7 @@ mod pipeline;
 mod registry;
 mod rfc2136;
 mod service;
+mod traefik;
 mod unsupported;
 pub mod webhook;
 
@@ -139,6 +140,7 @@ fn enabled_source(name: SourceName) -> Option<EnabledSource> {
         SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
         SourceName::Ingress => EnabledSource::Ingress,
         SourceName::Crd => EnabledSource::Crd,
+        SourceName::TraefikProxy => EnabledSource::Traefik,
         _ => return None,
     })
 }
@@ -225,6 +227,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let crd = crd::config(flags, &common, &mut load_options.overrides)?;
     load_options.template_fields = kept_template_fields(&enabled, &common, &service)?;
     let ingress = ingress::config(flags, common.clone())?;
+    let traefik = traefik::config(flags, common.clone())?;
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {
@@ -234,6 +237,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         ingress,
         crd,
         pipeline,
+        traefik,
         load_options,
     })
 }
@@ -253,6 +257,8 @@ fn kept_template_fields(
             EnabledSource::Route(r) => Some(TemplateKind::Route(*r)),
             EnabledSource::Ingress => Some(TemplateKind::Ingress),
             EnabledSource::Crd => None,
+            // Runs no template: without --target-template (refused) external-dns's makes no record of it.
+            EnabledSource::Traefik => None,
         })
         .collect();
     let service_only: &[TemplateKind] = if enabled.contains(&EnabledSource::Service) {

@@ -1,7 +1,7 @@
 //! The API resource behind each kind extdns watches, and the namespace it is watched in: what RBAC must grant.
 
 use extdns_informer::ResourceKind;
-use extdns_informer::view::RouteKind;
+use extdns_informer::view::{RouteKind, TraefikKind};
 
 /// Where extdns watches a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,10 +32,14 @@ pub fn api_resource(kind: ResourceKind) -> (&'static str, &'static str, Scope) {
         ResourceKind::Route(RouteKind::Udp) => ("gateway.networking.k8s.io", "udproutes", Scope::Source),
         ResourceKind::Ingress => ("networking.k8s.io", "ingresses", Scope::Source),
         ResourceKind::DnsEndpoint => ("externaldns.k8s.io", "dnsendpoints", Scope::Source),
+        ResourceKind::Traefik(t) => {
+            let spec = ResourceKind::Traefik(t).spec();
+            (spec.group, spec.plural, Scope::Source)
+        }
     }
 }
 
-pub const ALL_KINDS: [ResourceKind; 14] = [
+pub const ALL_KINDS: [ResourceKind; 20] = [
     ResourceKind::Service,
     ResourceKind::EndpointSlice,
     ResourceKind::Pod,
@@ -50,6 +54,13 @@ pub const ALL_KINDS: [ResourceKind; 14] = [
     ResourceKind::Route(RouteKind::Udp),
     ResourceKind::Ingress,
     ResourceKind::DnsEndpoint,
+    // Traefik (traefik-proxy)
+    ResourceKind::Traefik(TraefikKind::IngressRoute),
+    ResourceKind::Traefik(TraefikKind::IngressRouteTcp),
+    ResourceKind::Traefik(TraefikKind::IngressRouteUdp),
+    ResourceKind::Traefik(TraefikKind::LegacyIngressRoute),
+    ResourceKind::Traefik(TraefikKind::LegacyIngressRouteTcp),
+    ResourceKind::Traefik(TraefikKind::LegacyIngressRouteUdp),
 ];
 
 /// The strings of a JSON array (empty for anything else).

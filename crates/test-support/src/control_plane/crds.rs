@@ -65,18 +65,92 @@ pub fn gateway_api_release(dir: &Path) -> Result<Vec<CustomResourceDefinition>> 
         .map(|plural| {
             let file = dir.join(format!("gateway.networking.k8s.io_{plural}.yaml"));
             let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-            // A CRD is one large document: the parser's node budget grows with it (no anchors in these files).
-            let defaults = serde_saphyr::Budget::default();
-            let options = serde_saphyr::options! {
-                budget: serde_saphyr::budget! {
-                    max_nodes: defaults.max_nodes.saturating_add(text.len()),
-                    max_events: defaults.max_events.saturating_add(text.len().saturating_mul(2)),
-                    max_total_scalar_bytes: defaults.max_total_scalar_bytes.max(text.len()),
-                },
-            };
-            let value: serde_json::Value = serde_saphyr::from_str_with_options(&text, options)
-                .with_context(|| format!("parsing {}", file.display()))?;
+            let value = large_document(&text).with_context(|| format!("parsing {}", file.display()))?;
             serde_json::from_value(value).with_context(|| format!("{} is not a CRD", file.display()))
+        })
+        .collect()
+}
+
+/// The directory `EXTDNS_TEST_PROJECT_CRDS` names: one subdirectory per project (`istio`, `traefik`,
+/// `contour`, `openshift`, `emissary`, `f5`), each holding the CRD files xtask copied out of the project's Go
+/// module.
+pub fn projects_dir() -> Result<std::path::PathBuf> {
+    let dir = std::env::var_os("EXTDNS_TEST_PROJECT_CRDS")
+        .filter(|d| !d.is_empty())
+        .context("EXTDNS_TEST_PROJECT_CRDS is not set (cargo xtask sets it; or source int-env.sh)")?;
+    Ok(dir.into())
+}
+
+/// Every CustomResourceDefinition `project` publishes, as a cluster that installed the project has them:
+/// each CRD document of each `*.yaml`/`*.yml` file of `<EXTDNS_TEST_PROJECT_CRDS>/<project>/`, in file name
+/// order, every version with its `served` flag.
+pub fn project(project: &str) -> Result<Vec<CustomResourceDefinition>> {
+    project_in(&projects_dir()?.join(project))
+}
+
+/// [`project`] from the project's directory.
+pub fn project_in(dir: &Path) -> Result<Vec<CustomResourceDefinition>> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    files.retain(|f| f.extension().is_some_and(|e| e == "yaml" || e == "yml"));
+    files.sort();
+    let mut crds = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+        crds.extend(crds_in(&text).with_context(|| format!("reading the CRDs of {}", file.display()))?);
+    }
+    if crds.is_empty() {
+        anyhow::bail!("no CustomResourceDefinition in {}", dir.display());
+    }
+    Ok(crds)
+}
+
+/// The CustomResourceDefinition documents of a YAML stream (other kinds, and documents of comments only,
+/// left out).
+fn crds_in(text: &str) -> Result<Vec<CustomResourceDefinition>> {
+    let mut crds = Vec::new();
+    for doc in text.split("\n---") {
+        let doc = doc.strip_prefix("---").unwrap_or(doc);
+        if !doc
+            .lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        {
+            continue;
+        }
+        let value = large_document(doc)?;
+        if value.get("kind").and_then(|k| k.as_str()) == Some("CustomResourceDefinition") {
+            crds.push(serde_json::from_value(value)?);
+        }
+    }
+    Ok(crds)
+}
+
+/// One YAML document as JSON. A CRD is one large document: the parser's node budget grows with it (no
+/// anchors in these files).
+fn large_document(text: &str) -> Result<serde_json::Value> {
+    let defaults = serde_saphyr::Budget::default();
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_nodes: defaults.max_nodes.saturating_add(text.len()),
+            max_events: defaults.max_events.saturating_add(text.len().saturating_mul(2)),
+            max_total_scalar_bytes: defaults.max_total_scalar_bytes.max(text.len()),
+        },
+    };
+    Ok(serde_saphyr::from_str_with_options(text, options)?)
+}
+
+/// `crds` moved from their group to `group` (`spec.group` and the `<plural>.<group>` name), the schema
+/// unchanged: a project that renamed its group keeps publishing one schema under the new name only (Traefik
+/// v3 serves `traefik.io`; v2 served the same routers under `traefik.containo.us`).
+pub fn in_group(crds: &[CustomResourceDefinition], group: &str) -> Vec<CustomResourceDefinition> {
+    crds.iter()
+        .map(|crd| {
+            let mut crd = crd.clone();
+            crd.metadata.name = Some(format!("{}.{group}", crd.spec.names.plural));
+            crd.spec.group = group.to_string();
+            crd
         })
         .collect()
 }
@@ -130,6 +204,29 @@ mod tests {
             .find(|c| c.spec.names.kind == "TCPRoute")
             .context("no TCPRoute CRD")?;
         assert_eq!(tcp.spec.versions[0].name, "v1alpha2");
+        Ok(())
+    }
+
+    #[test]
+    fn a_projects_crds_are_its_crd_documents_and_move_to_another_group_whole() -> Result<()> {
+        let crd = |plural: &str| {
+            format!(
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.example.org\n\
+                 spec:\n  group: example.org\n  scope: Namespaced\n  names: {{kind: K, plural: {plural}}}\n  versions: []\n"
+            )
+        };
+        let text = format!(
+            "# a comment only\n---\n{}---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: x}}\n---\n{}",
+            crd("as"),
+            crd("bs")
+        );
+        let crds = crds_in(&text)?;
+        let names: Vec<&str> = crds.iter().filter_map(|c| c.metadata.name.as_deref()).collect();
+        assert_eq!(names, ["as.example.org", "bs.example.org"]);
+        let moved = in_group(&crds, "legacy.example.com");
+        assert_eq!(moved[1].metadata.name.as_deref(), Some("bs.legacy.example.com"));
+        assert_eq!(moved[1].spec.group, "legacy.example.com");
+        assert_eq!(moved[1].spec.names, crds[1].spec.names);
         Ok(())
     }
 
