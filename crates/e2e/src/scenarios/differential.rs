@@ -245,9 +245,9 @@ pub fn crd_group(ctx: &mut Ctx) -> Result<()> {
 }
 
 /// Applies `objects`, the first as soon as the CRD just installed serves it.
-fn apply_once_served(ctx: &Ctx, objects: &[serde_json::Value]) -> Result<()> {
+pub(super) fn apply_once_served(ctx: &Ctx, objects: &[serde_json::Value]) -> Result<()> {
     eventually(
-        "the DNSEndpoint CRD serves",
+        "the CRD just installed serves",
         Duration::from_secs(30),
         Duration::from_millis(200),
         || Ok(objects.first().and_then(|o| apply_json(ctx, o).ok())),
@@ -273,14 +273,27 @@ pub(super) fn crd_run<'a>(which: Which, ns: &'a str) -> Run<'a> {
 
 /// Both controllers on the objects already created: `reference` twice (its zone must be stable), extdns
 /// once; zones equal (both zones, by AXFR), every record type present, take-over clean both ways.
-pub(super) fn compare_crd(ctx: &Ctx, (reference, name): (&Run<'_>, &str), extdns: &Run<'_>) -> Result<()> {
+pub(super) fn compare_crd(ctx: &Ctx, reference: (&Run<'_>, &str), extdns: &Run<'_>) -> Result<()> {
     let zones = [Zone::new(dns::ZONE), Zone::new(REVERSE)];
-    let theirs = DnsServer::start(Kind::Bind, &zones);
-    let ours = DnsServer::start(Kind::Bind, &zones);
+    compare_runs(ctx, reference, extdns, &zones, every_type_published)
+}
+
+/// Both controllers on the objects already created, each on a BIND of its own serving `zones`:
+/// `reference` twice (its zones must be stable), extdns once; the zones equal (every zone, by AXFR),
+/// `check` holds for extdns's, take-over clean both ways.
+pub fn compare_runs(
+    ctx: &Ctx,
+    (reference, name): (&Run<'_>, &str),
+    extdns: &Run<'_>,
+    zones: &[Zone],
+    check: impl Fn(&[Record]) -> Result<()>,
+) -> Result<()> {
+    let theirs = DnsServer::start(Kind::Bind, zones);
+    let ours = DnsServer::start(Kind::Bind, zones);
     reference.once(&ctx.cp, &theirs)?;
-    let first = both_zones(&theirs)?;
+    let first = all_zones(&theirs, zones)?;
     reference.once(&ctx.cp, &theirs)?;
-    let second = both_zones(&theirs)?;
+    let second = all_zones(&theirs, zones)?;
     if second != first {
         bail!(
             "{name}'s zone changed on its second run:\n{}",
@@ -288,21 +301,21 @@ pub(super) fn compare_crd(ctx: &Ctx, (reference, name): (&Run<'_>, &str), extdns
         );
     }
     extdns.once(&ctx.cp, &ours)?;
-    let zone_theirs = both_zones(&theirs)?;
-    let zone_ours = both_zones(&ours)?;
+    let zone_theirs = all_zones(&theirs, zones)?;
+    let zone_ours = all_zones(&ours, zones)?;
     let undocumented = differences(&zone_theirs, &zone_ours);
     if !undocumented.is_empty() {
         bail!("the zones differ (- {name}, + extdns):\n{}", undocumented.join("\n"));
     }
-    every_type_published(&zone_ours)?;
+    check(&zone_ours)?;
     eprintln!("  identical zones: {} records", zone_ours.len());
     for (run, server, what) in [
         (extdns, &theirs, format!("extdns on {name}'s zones")),
         (reference, &ours, format!("{name} on extdns's zones")),
     ] {
-        let before = both_zones(server)?;
+        let before = all_zones(server, zones)?;
         let out = run.once(&ctx.cp, server)?;
-        let after = both_zones(server)?;
+        let after = all_zones(server, zones)?;
         if before != after {
             bail!(
                 "{what}: the zones changed:\n{}\n{}",
@@ -330,8 +343,15 @@ fn is_ownership(r: &Record) -> bool {
 }
 
 fn both_zones(server: &DnsServer) -> Result<Vec<Record>> {
-    let mut all = server.axfr(dns::ZONE)?;
-    all.extend(server.axfr(REVERSE)?);
+    all_zones(server, &[Zone::new(dns::ZONE), Zone::new(REVERSE)])
+}
+
+/// Every zone of `zones` on `server`, by AXFR.
+fn all_zones(server: &DnsServer, zones: &[Zone]) -> Result<Vec<Record>> {
+    let mut all = Vec::new();
+    for z in zones {
+        all.extend(server.axfr(&z.name)?);
+    }
     Ok(all)
 }
 

@@ -32,6 +32,7 @@ pub mod providers;
 pub mod sources;
 pub mod streaming;
 pub mod templates;
+pub mod traefik;
 pub mod undecodable;
 pub mod wait;
 
@@ -300,5 +301,17 @@ pub const ALL: &[Scenario] = &[
         about: "every deploy/ overlay with both components built by kubectl kustomize and applied; the rfc2136 one publishes into BIND",
         default: true,
         run: install::kustomize,
+    },
+    Scenario {
+        name: "traefik",
+        about: "Traefik's CRDs in both groups: external-dns v0.23.0 and extdns (--source=traefik-proxy --traefik-enable-legacy) on IngressRoutes, IngressRouteTCPs and IngressRouteUDPs with the target annotation publish identical zones and take over each other's",
+        default: true,
+        run: traefik::differential,
+    },
+    Scenario {
+        name: "traefik-service",
+        about: "--traefik-service: IngressRoutes without a target annotation publish the Traefik Service's load balancer address and follow it when it changes (event-driven)",
+        default: true,
+        run: traefik::service_target,
     },
 ];
