@@ -10,7 +10,7 @@ pub(crate) fn sources(flags: &Flags) -> Result<(), ValidationError> {
     if !t.is_empty() {
         return refuse(format!(
             "--target-template is read only by external-dns's gloo-proxy, f5-virtualserver, f5-transportserver, \
-             traefik-proxy and unstructured sources, which extdns does not have (got {t:?}); remove it"
+             traefik-proxy and unstructured sources, and extdns does not implement it (got {t:?}); remove it"
         ));
     }
     Ok(())
