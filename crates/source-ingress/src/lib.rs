@@ -39,7 +39,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, Target, merge_endpoints};
+use extdns_endpoint::{Endpoint, merge_endpoints};
 use extdns_informer::view::Ingress;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::{HostnameSource, key};
@@ -151,7 +151,7 @@ impl IngressSource {
         let ttl = annotations.ttl(a, object);
         let mut targets = annotations.targets(a);
         if targets.is_empty() {
-            targets = status_targets(ing);
+            targets = extdns_source::load_balancer_targets(&ing.load_balancer_ingress);
         }
         let (provider_specific, set_identifier) = annotations.provider_specific(a);
         let for_host = |host: &str| Endpoint::for_hostname(host, &targets, ttl, &provider_specific, &set_identifier);
@@ -244,17 +244,6 @@ impl IngressSource {
         }
         Evaluation::new(out, failed)
     }
-}
-
-/// `status.loadBalancer.ingress`: each entry's IP, then its hostname, empty ones skipped.
-fn status_targets(ing: &Ingress) -> Vec<Target> {
-    ing.load_balancer_ingress
-        .iter()
-        .flat_map(|lb| [lb.ip.as_deref(), lb.hostname.as_deref()])
-        .flatten()
-        .filter(|t| !t.is_empty())
-        .map(Target::from)
-        .collect()
 }
 
 #[async_trait]

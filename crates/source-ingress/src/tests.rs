@@ -157,19 +157,7 @@ fn store(items: &[Fake], options: LoadOptions) -> ClusterStore {
 /// `name TYPE targets` (targets sorted), then `ttl=N` when configured and the provider-specific
 /// properties.
 fn render(e: &Endpoint) -> String {
-    let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-    targets.sort_unstable();
-    let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
-    if e.record_ttl.is_configured() {
-        s.push_str(&format!(" ttl={}", e.record_ttl.0));
-    }
-    for p in e.provider_specific.iter() {
-        s.push_str(&format!(" {}={}", p.name, p.value));
-    }
-    if !e.set_identifier.is_empty() {
-        s.push_str(&format!(" set={}", e.set_identifier));
-    }
-    s
+    extdns_source::pipeline::testing::line(e)
 }
 
 fn run(flags: &Flags, items: &[Fake]) -> Vec<Endpoint> {

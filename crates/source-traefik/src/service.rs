@@ -6,7 +6,6 @@ use std::fmt;
 use std::str::FromStr;
 
 use extdns_endpoint::Target;
-use extdns_informer::view::Service;
 use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
 
 /// The Service Traefik receives traffic through: `namespace/name`.
@@ -60,23 +59,13 @@ impl TraefikService {
     /// or has no address yet.
     pub fn targets(&self, cluster: &ClusterStore) -> Vec<Target> {
         match cluster.service(&self.namespace, &self.name) {
-            Some(svc) => load_balancer_targets(&svc),
+            Some(svc) => extdns_source::load_balancer_targets(&svc.load_balancer_ingress),
             None => {
                 tracing::debug!(service = %self, "the Traefik Service is not in the cluster view");
                 Vec::new()
             }
         }
     }
-}
-
-fn load_balancer_targets(svc: &Service) -> Vec<Target> {
-    svc.load_balancer_ingress
-        .iter()
-        .flat_map(|lb| [lb.ip.as_deref(), lb.hostname.as_deref()])
-        .flatten()
-        .filter(|t| !t.is_empty())
-        .map(Target::from)
-        .collect()
 }
 
 #[cfg(test)]

@@ -105,21 +105,10 @@ fn source(f: &Flags) -> TraefikSource {
     ))
 }
 
-/// `name TYPE targets [ttl=N] [provider-specific] <- resource`, sorted.
+/// The endpoint's line ([`extdns_source::pipeline::testing::line`]), then ` <- ` and its `resource` label.
 fn render(e: &Endpoint) -> String {
-    let targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-    let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(";"));
-    if e.record_ttl.is_configured() {
-        s.push_str(&format!(" ttl={}", e.record_ttl.0));
-    }
-    for p in e.provider_specific.iter() {
-        s.push_str(&format!(" {}={}", p.name, p.value));
-    }
-    if !e.set_identifier.is_empty() {
-        s.push_str(&format!(" set={}", e.set_identifier));
-    }
-    s.push_str(&format!(" <- {}", e.resource().unwrap_or_default()));
-    s
+    let resource = e.resource().unwrap_or_default();
+    format!("{} <- {resource}", extdns_source::pipeline::testing::line(e))
 }
 
 fn run(flags: &Flags, items: &[Value]) -> Vec<String> {
@@ -330,7 +319,7 @@ fn routers_sharing_a_name_have_their_targets_joined() {
     let b = ingress_route("b", &[(&target, "192.0.2.2")], &["Host(`s.example.com`)"]);
     assert_eq!(
         run(&Flags::default(), &[a, b]),
-        ["s.example.com A 192.0.2.1;192.0.2.2 <- ingressroute/traefik/a"]
+        ["s.example.com A 192.0.2.1,192.0.2.2 <- ingressroute/traefik/a"]
     );
 }
 

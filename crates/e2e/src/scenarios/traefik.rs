@@ -208,26 +208,16 @@ pub fn service_target(ctx: &mut Ctx) -> Result<()> {
         .flag("--interval=1h");
     run.only_sources = true;
     let mut extdns = run.start(&ctx.cp, &server, &ctx.log("traefik-service-extdns"))?;
+    let pinned_stays =
+        |extdns: &mut crate::proc::Proc| answers(&server, extdns, "pinned.traefik.example.org", "A", &["203.0.113.79"]);
     answers(&server, &mut extdns, "blog.traefik.example.org", "A", &["203.0.113.70"])?;
-    answers(
-        &server,
-        &mut extdns,
-        "pinned.traefik.example.org",
-        "A",
-        &["203.0.113.79"],
-    )?;
+    pinned_stays(&mut extdns)?;
 
     // The Service's address changes: the router without a target follows it (the hour-long interval
     // leaves the Service's event alone to trigger it), the one with a target stays.
     kube.apply(&traefik(json!([{"ip": "203.0.113.71"}])))?;
     answers(&server, &mut extdns, "blog.traefik.example.org", "A", &["203.0.113.71"])?;
-    answers(
-        &server,
-        &mut extdns,
-        "pinned.traefik.example.org",
-        "A",
-        &["203.0.113.79"],
-    )?;
+    pinned_stays(&mut extdns)?;
 
     // A router created now takes the current address; a load balancer hostname becomes a CNAME.
     apply_json(

@@ -141,3 +141,21 @@ pub fn lines(eps: &[Endpoint]) -> Vec<String> {
     v.sort();
     v
 }
+
+/// One endpoint in a form compact to compare: `name TYPE targets` (targets sorted, joined by `,`), then
+/// ` ttl=N` when configured, each provider-specific property as ` name=value`, and ` set=ID`.
+pub fn line(e: &Endpoint) -> String {
+    let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
+    targets.sort_unstable();
+    let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
+    if e.record_ttl.is_configured() {
+        s.push_str(&format!(" ttl={}", e.record_ttl.0));
+    }
+    for p in e.provider_specific.iter() {
+        s.push_str(&format!(" {}={}", p.name, p.value));
+    }
+    if !e.set_identifier.is_empty() {
+        s.push_str(&format!(" set={}", e.set_identifier));
+    }
+    s
+}
