@@ -148,7 +148,11 @@ fn every_router_published(zone: &[Record]) -> Result<()> {
         "legacy-tcp.traefik.example.org",
     ] {
         if !zone.iter().any(|r| r.name == name && r.rtype != "TXT") {
-            anyhow::bail!("{name} not published: the comparison would prove nothing for it");
+            let records: Vec<String> = zone.iter().map(ToString::to_string).collect();
+            anyhow::bail!(
+                "{name} not published: the comparison would prove nothing for it; the zone:\n{}",
+                records.join("\n")
+            );
         }
     }
     if zone.iter().any(|r| r.name.contains("none.traefik")) {
@@ -240,7 +244,13 @@ pub fn service_target(ctx: &mut Ctx) -> Result<()> {
         "CNAME",
         &["lb.example.net."],
     )?;
-    answers(&server, &mut extdns, "blog.traefik.example.org", "A", &[])?;
+    answers(
+        &server,
+        &mut extdns,
+        "late.traefik.example.org",
+        "CNAME",
+        &["lb.example.net."],
+    )?;
     eprintln!("  routers without a target follow the Traefik Service's address");
     Ok(())
 }
