@@ -772,8 +772,6 @@ const EXTERNAL_DNS_BOOLEANS: &[&str] = &[
 /// provider.
 const BOOLEANS_OF_MISSING_SOURCES_AND_PROVIDERS: &[&str] = &[
     "ignore-non-host-network-pods",
-    "traefik-enable-legacy",
-    "traefik-disable-new",
     "aws-sd-service-cleanup",
     "oci-auth-instance-principal",
     "ovh-enable-cname-relative",
