@@ -243,6 +243,9 @@ pub struct Flags {
     /// The pod source.
     #[command(flatten)]
     pub pod: PodFlags,
+    /// The traefik-proxy source.
+    #[command(flatten)]
+    pub traefik: TraefikFlags,
 }
 
 // ------------------------------------------------------------------------------------------- Kubernetes
@@ -501,6 +504,23 @@ pub struct OpenShiftFlags {
     /// routerCanonicalHostname to the route host while creating a CNAME record.
     #[arg(long, value_name = "NAME")]
     pub openshift_router_name: Option<String>,
+}
+
+/// The traefik-proxy source's flags.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Traefik source")]
+pub struct TraefikFlags {
+    /// Enable legacy listeners on Resources under the traefik.containo.us API Group.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub traefik_enable_legacy: bool,
+    /// Disable listeners on Resources under the traefik.io API Group.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub traefik_disable_new: bool,
+    /// Traefik's own Service, as namespace/name: routers without a target annotation publish its load
+    /// balancer addresses, followed as they change (external-dns publishes such routers nowhere). extdns
+    /// only.
+    #[arg(long, value_name = "NAMESPACE/NAME", default_value = "")]
+    pub traefik_service: String,
 }
 
 // ------------------------------------------------------------------------------------------- Providers

@@ -14,7 +14,6 @@ const OWNERS: &[(&str, &str)] = &[
     ("oci", "the oci provider"),
     ("ovh", "the ovh provider"),
     ("skipper-routegroup-groupversion", "the skipper-routegroup source"),
-    ("traefik", "the traefik-proxy source"),
     ("unstructured-resource", "the unstructured source"),
 ];
 
@@ -68,9 +67,9 @@ mod tests {
             None,
             "the google provider's flags are extdns's"
         );
-        let e = err(&["extdns", "--no-traefik-enable-legacy"]).unwrap_or_default();
+        let e = err(&["extdns", "--no-unstructured-resource"]).unwrap_or_default();
         assert!(
-            e.contains("--traefik-enable-legacy") && e.contains("traefik-proxy source"),
+            e.contains("--unstructured-resource") && e.contains("unstructured source"),
             "{e}"
         );
         assert_eq!(
@@ -95,5 +94,10 @@ mod tests {
         );
         assert_eq!(err(&["extdns", "--", "--google-project"]), None);
         assert_eq!(err(&["extdns", "--googler"]), None);
+        assert_eq!(
+            err(&["extdns", "--traefik-enable-legacy=true"]),
+            None,
+            "extdns has the traefik-proxy source"
+        );
     }
 }

@@ -734,11 +734,8 @@ const EXTERNAL_DNS_BOOLEANS: &[&str] = &[
     "ignore-hostname-annotation",
     "ignore-ingress-rules-spec",
     "ignore-ingress-tls-spec",
-    "ignore-non-host-network-pods",
     "publish-host-ip",
     "publish-internal-services",
-    "traefik-enable-legacy",
-    "traefik-disable-new",
     "create-ptr",
     "aws-evaluate-target-health",
     "aws-prefer-cname",
@@ -773,6 +770,7 @@ const EXTERNAL_DNS_BOOLEANS: &[&str] = &[
 const BOOLEANS_OF_MISSING_SOURCES_AND_PROVIDERS: &[&str] = &[
     "traefik-enable-legacy",
     "traefik-disable-new",
+    "ignore-non-host-network-pods",
     "aws-sd-service-cleanup",
     "oci-auth-instance-principal",
     "ovh-enable-cname-relative",
@@ -945,6 +943,51 @@ fn endpoints_over_an_openshift_route_manifest() -> Result<(), Error> {
     assert_eq!(
         targets(find(&named, "shop.apps.example.com", "CNAME")),
         ["router-internal.apps.example.com"]
+    );
+    Ok(())
+}
+
+#[test]
+fn endpoints_over_a_traefik_manifest() -> Result<(), Error> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/traefik.yaml");
+    let file = file.to_str().ok_or("path")?;
+    let eps = json_endpoints(&["--manifests", file, "--source=traefik-proxy"], &[])?;
+    assert_eq!(targets(find(&eps, "shop.example.com", "A")), ["198.51.100.30"]);
+    assert_eq!(targets(find(&eps, "www.shop.example.com", "A")), ["198.51.100.30"]);
+    assert_eq!(
+        find(&eps, "shop.example.com", "A").map(|e| e["recordTTL"].clone()),
+        Some(120.into())
+    );
+    assert_eq!(targets(find(&eps, "db.example.com", "CNAME")), ["lb.example.net"]);
+    assert_eq!(targets(find(&eps, "dns.example.com", "A")), ["198.51.100.31"]);
+    assert!(
+        find(&eps, "old.example.com", "A").is_none(),
+        "the legacy group is not read by default"
+    );
+    assert!(
+        find(&eps, "blog.example.com", "A").is_none(),
+        "no target: nothing, as external-dns"
+    );
+    assert_eq!(eps.len(), 4, "{eps:?}");
+    let legacy = json_endpoints(
+        &["--manifests", file, "--source=traefik-proxy", "--traefik-enable-legacy"],
+        &[],
+    )?;
+    assert_eq!(targets(find(&legacy, "old.example.com", "A")), ["198.51.100.32"]);
+    let discovered = json_endpoints(
+        &[
+            "--manifests",
+            file,
+            "--source=traefik-proxy",
+            "--traefik-service=traefik/traefik",
+        ],
+        &[],
+    )?;
+    assert_eq!(targets(find(&discovered, "blog.example.com", "A")), ["203.0.113.40"]);
+    assert_eq!(
+        targets(find(&discovered, "shop.example.com", "A")),
+        ["198.51.100.30"],
+        "the annotation still wins"
     );
     Ok(())
 }

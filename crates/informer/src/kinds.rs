@@ -15,8 +15,8 @@ use gateway_api::{gateways, grpcroutes, httproutes, listenersets, tlsroutes};
 use k8s_openapi::api::{core::v1 as core, discovery::v1 as discovery, networking::v1 as networking};
 use kube::core::ApiResource;
 
-use extdns_object::RouteKind;
 pub use extdns_object::{ChangeKey, KINDS, KindSpec, ResourceKind, Scope, WatchIn, readable};
+use extdns_object::{RouteKind, TraefikKind};
 
 pub use crate::watched::Watched;
 
@@ -75,6 +75,20 @@ pub(crate) fn dispatch<V: KindVisitor>(kind: ResourceKind, v: V) -> V::Output {
         ResourceKind::OpenShiftRoute => v.visit::<crate::openshift::Route>(),
         ResourceKind::IstioGateway => v.visit::<istio::IstioGateway>(),
         ResourceKind::VirtualService => v.visit::<istio::VirtualService>(),
+        ResourceKind::Traefik(t) => dispatch_traefik(t, v),
+    }
+}
+
+/// The API type of each Traefik kind.
+fn dispatch_traefik<V: KindVisitor>(kind: TraefikKind, v: V) -> V::Output {
+    use crate::traefik;
+    match kind {
+        TraefikKind::IngressRoute => v.visit::<traefik::IngressRoute>(),
+        TraefikKind::IngressRouteTcp => v.visit::<traefik::IngressRouteTcp>(),
+        TraefikKind::IngressRouteUdp => v.visit::<traefik::IngressRouteUdp>(),
+        TraefikKind::LegacyIngressRoute => v.visit::<traefik::LegacyIngressRoute>(),
+        TraefikKind::LegacyIngressRouteTcp => v.visit::<traefik::LegacyIngressRouteTcp>(),
+        TraefikKind::LegacyIngressRouteUdp => v.visit::<traefik::LegacyIngressRouteUdp>(),
     }
 }
 

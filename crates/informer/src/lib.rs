@@ -50,6 +50,7 @@ pub mod manifests;
 mod pod_demand;
 mod store;
 mod strmap;
+pub mod traefik;
 pub mod view;
 mod watched;
 // --- contour-httpproxy and openshift-route sources ---

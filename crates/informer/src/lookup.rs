@@ -11,7 +11,8 @@ use crate::index::Ref;
 use crate::item::Item;
 use crate::view::{
     DnsEndpoint, EndpointSlice, F5Kind, F5Server, Gateway, HEADLESS, Ingress, IstioGateway, LOCAL_NODE_PORT, ListenerSet,
-    NODE_PORT, Namespace, Node, Pod, Route, RouteKind, SELECTS_EVERY_SERVICE, Service, VirtualService,
+    NODE_PORT, Namespace, Node, Pod, Route, RouteKind, SELECTS_EVERY_SERVICE, Service, TraefikKind, TraefikRoute,
+    VirtualService,
 };
 use crate::view::{HttpProxy, OpenShiftRoute};
 
@@ -143,6 +144,17 @@ impl ClusterStore {
     /// One OpenShift Route, for an incremental evaluation.
     pub fn openshift_route(&self, namespace: &str, name: &str) -> Option<Arc<OpenShiftRoute>> {
         self.index::<OpenShiftRoute>(ResourceKind::OpenShiftRoute)?
+            .get(namespace, name)
+    }
+
+    /// All Traefik routers of one kind in scope.
+    pub fn traefik_routes(&self, kind: TraefikKind) -> Vec<Arc<TraefikRoute>> {
+        self.all(ResourceKind::Traefik(kind))
+    }
+
+    /// One Traefik router, for an incremental evaluation.
+    pub fn traefik_route(&self, kind: TraefikKind, namespace: &str, name: &str) -> Option<Arc<TraefikRoute>> {
+        self.index::<TraefikRoute>(ResourceKind::Traefik(kind))?
             .get(namespace, name)
     }
 }

@@ -6,6 +6,7 @@ use crate::index::Ref;
 use crate::intern::Interner;
 use crate::item::Item;
 use crate::{ResourceKind, StrMap, Sym};
+pub use extdns_object::TraefikKind;
 
 /// Views that keep their metadata whole. The kind is a constant (`ResourceKind::Service`) or, for a view
 /// serving several kinds, read from the view (`|route| ResourceKind::Route(route.kind)`).
@@ -66,6 +67,7 @@ item_with_meta!(F5Server, |server| server.kind.resource_kind());
 // --- contour-httpproxy and openshift-route sources ---
 item_with_meta!(HttpProxy, ResourceKind::HttpProxy, template_fields: template_fields);
 item_with_meta!(OpenShiftRoute, ResourceKind::OpenShiftRoute, template_fields: template_fields);
+item_with_meta!(TraefikRoute, |route| ResourceKind::Traefik(route.kind));
 
 impl Item for Pod {
     type Uid = ();
@@ -725,6 +727,21 @@ pub struct RouterIngress {
     pub router_canonical_hostname: Box<str>,
     /// The first `Admitted` condition is `True`.
     pub admitted: bool,
+}
+
+// ------------------------------------------------------------------ traefik.io, traefik.containo.us (CRDs)
+
+/// A Traefik router (IngressRoute, IngressRouteTCP, IngressRouteUDP, of either group): its rules, which
+/// name its hosts; nothing else of it is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TraefikRoute {
+    /// Identity, labels and annotations.
+    pub meta: Meta,
+    /// Which of the six kinds.
+    pub kind: TraefikKind,
+    /// `spec.routes[].match`, in order (empty for a route without one); none for IngressRouteUDP, whose
+    /// routes have no rule.
+    pub rules: Box<[Box<str>]>,
 }
 
 /// The Service groups of the reverse index: every NodePort Service reads every Node; some headless

@@ -72,6 +72,28 @@ pub enum ResourceKind {
     IstioGateway,
     /// networking.istio.io VirtualService (`--source=istio-virtualservice`).
     VirtualService,
+    /// A Traefik router (IngressRoute, IngressRouteTCP, IngressRouteUDP) of either API group.
+    Traefik(TraefikKind),
+}
+
+/// Traefik's router kinds, each in the two API groups external-dns v0.23 reads: `traefik.io` (Traefik v3,
+/// and v2 from 2.10) and the legacy `traefik.containo.us` (Traefik v2), which published the same schema.
+/// Two groups are two kinds: each is listed, watched and found missing on its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TraefikKind {
+    /// traefik.io IngressRoute (HTTP routers).
+    #[default]
+    IngressRoute,
+    /// traefik.io IngressRouteTCP.
+    IngressRouteTcp,
+    /// traefik.io IngressRouteUDP.
+    IngressRouteUdp,
+    /// traefik.containo.us IngressRoute.
+    LegacyIngressRoute,
+    /// traefik.containo.us IngressRouteTCP.
+    LegacyIngressRouteTcp,
+    /// traefik.containo.us IngressRouteUDP.
+    LegacyIngressRouteUdp,
 }
 
 /// The Gateway API route kinds extdns has sources for.
@@ -149,11 +171,16 @@ const ISTIO: &str = "networking.istio.io";
 /// F5 Container Ingress Services' API group.
 const F5: &str = "cis.f5.com";
 
+/// Traefik's API group since v2.10.
+pub const TRAEFIK_GROUP: &str = "traefik.io";
+/// Traefik v2's API group, which Traefik v3 no longer serves.
+pub const TRAEFIK_LEGACY_GROUP: &str = "traefik.containo.us";
+
 /// The table: every kind extdns can watch, in [`ResourceKind`] order. Each row: the kind, its API kind and
 /// group, the versions extdns reads (the one it watches first), its plural, where it is watched and how its
 /// changes enter the change set.
 #[rustfmt::skip]
-pub static KINDS: [KindSpec; 20] = {
+pub static KINDS: [KindSpec; 26] = {
     use ChangeKey::{Group, Own};
     use ResourceKind as K;
     use Scope::{Cluster, Namespaced};
@@ -183,6 +210,13 @@ pub static KINDS: [KindSpec; 20] = {
         // Istio: every version Istio serves, v1 first (Istio 1.22 and later), as one schema.
         row(K::IstioGateway, "Gateway", ISTIO, &["v1", "v1beta1", "v1alpha3"], "gateways", Namespaced(Sources), Own),
         row(K::VirtualService, "VirtualService", ISTIO, &["v1", "v1beta1", "v1alpha3"], "virtualservices", Namespaced(Sources), Own),
+        // Traefik (traefik-proxy)
+        row(K::Traefik(TraefikKind::IngressRoute), "IngressRoute", TRAEFIK_GROUP, &["v1alpha1"], "ingressroutes", Namespaced(Sources), Own),
+        row(K::Traefik(TraefikKind::IngressRouteTcp), "IngressRouteTCP", TRAEFIK_GROUP, &["v1alpha1"], "ingressroutetcps", Namespaced(Sources), Own),
+        row(K::Traefik(TraefikKind::IngressRouteUdp), "IngressRouteUDP", TRAEFIK_GROUP, &["v1alpha1"], "ingressrouteudps", Namespaced(Sources), Own),
+        row(K::Traefik(TraefikKind::LegacyIngressRoute), "IngressRoute", TRAEFIK_LEGACY_GROUP, &["v1alpha1"], "ingressroutes", Namespaced(Sources), Own),
+        row(K::Traefik(TraefikKind::LegacyIngressRouteTcp), "IngressRouteTCP", TRAEFIK_LEGACY_GROUP, &["v1alpha1"], "ingressroutetcps", Namespaced(Sources), Own),
+        row(K::Traefik(TraefikKind::LegacyIngressRouteUdp), "IngressRouteUDP", TRAEFIK_LEGACY_GROUP, &["v1alpha1"], "ingressrouteudps", Namespaced(Sources), Own),
     ]
 };
 
@@ -261,6 +295,7 @@ impl ResourceKind {
             ResourceKind::OpenShiftRoute => 17,
             ResourceKind::IstioGateway => 18,
             ResourceKind::VirtualService => 19,
+            ResourceKind::Traefik(t) => 20 + t as usize,
         }
     }
 
@@ -386,6 +421,36 @@ impl RouteKind {
     }
 }
 
+impl TraefikKind {
+    /// Every Traefik kind, the `traefik.io` ones first.
+    pub const ALL: [TraefikKind; 6] = [
+        TraefikKind::IngressRoute,
+        TraefikKind::IngressRouteTcp,
+        TraefikKind::IngressRouteUdp,
+        TraefikKind::LegacyIngressRoute,
+        TraefikKind::LegacyIngressRouteTcp,
+        TraefikKind::LegacyIngressRouteUdp,
+    ];
+
+    /// The API kind: `IngressRoute`, `IngressRouteTCP`, `IngressRouteUDP`.
+    pub fn kind(self) -> &'static str {
+        ResourceKind::Traefik(self).kind()
+    }
+
+    /// Whether this is the legacy `traefik.containo.us` group's kind.
+    pub fn is_legacy(self) -> bool {
+        matches!(
+            self,
+            TraefikKind::LegacyIngressRoute | TraefikKind::LegacyIngressRouteTcp | TraefikKind::LegacyIngressRouteUdp
+        )
+    }
+
+    /// Whether its routers are UDP ones, which have no rule to read names from.
+    pub fn is_udp(self) -> bool {
+        matches!(self, TraefikKind::IngressRouteUdp | TraefikKind::LegacyIngressRouteUdp)
+    }
+}
+
 /// Every kind extdns reads and the versions it reads them in, for messages (`Service (v1), ...`).
 pub fn readable() -> String {
     KINDS
@@ -492,8 +557,13 @@ mod tests {
         for (i, spec) in KINDS.iter().enumerate() {
             assert_eq!(spec.kind.spec().kind, spec.kind, "{}", spec.name);
             assert_eq!(spec.kind.slot(), i, "{}", spec.name);
+            // A legacy Traefik kind shares its API kind with the traefik.io one, found first.
+            let first_of_name = match spec.kind {
+                ResourceKind::Traefik(t) if t.is_legacy() => ResourceKind::Traefik(TraefikKind::ALL[t as usize - 3]),
+                k => k,
+            };
             if spec.kind != ResourceKind::IstioGateway {
-                assert_eq!(ResourceKind::from_kind(spec.name), Some(spec.kind));
+                assert_eq!(ResourceKind::from_kind(spec.name), Some(first_of_name));
             }
             assert!(
                 i == 0 || KINDS[i - 1].kind < spec.kind,
@@ -559,6 +629,37 @@ mod tests {
     }
 
     #[test]
+    fn traefik_kinds_are_read_in_both_groups_and_labelled_as_external_dns_does() {
+        let found = |v, k| ResourceKind::from_api_version(v, k);
+        assert_eq!(
+            found("traefik.io/v1alpha1", "IngressRoute"),
+            Some(ResourceKind::Traefik(TraefikKind::IngressRoute))
+        );
+        assert_eq!(
+            found("traefik.containo.us/v1alpha1", "IngressRouteTCP"),
+            Some(ResourceKind::Traefik(TraefikKind::LegacyIngressRouteTcp))
+        );
+        assert_eq!(found("traefik.io/v1", "IngressRoute"), None);
+        let labels: Vec<String> = TraefikKind::ALL
+            .iter()
+            .map(|&t| ObjectKey::new(ResourceKind::Traefik(t), "ns", "r").resource_label())
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "ingressroute/ns/r",
+                "ingressroutetcp/ns/r",
+                "ingressrouteudp/ns/r",
+                "ingressroute/ns/r",
+                "ingressroutetcp/ns/r",
+                "ingressrouteudp/ns/r"
+            ]
+        );
+        assert!(TraefikKind::LegacyIngressRouteUdp.is_legacy() && TraefikKind::LegacyIngressRouteUdp.is_udp());
+        assert!(!TraefikKind::IngressRouteTcp.is_legacy() && !TraefikKind::IngressRouteTcp.is_udp());
+    }
+
+    #[test]
     fn resource_labels_compare_as_the_strings_they_render() {
         let keys: Vec<ObjectKey> = ResourceKind::all()
             .flat_map(|kind| {
@@ -600,7 +701,13 @@ mod tests {
         for kind in ResourceKind::all().filter(|k| *k != ResourceKind::Gateway) {
             let namespace = if kind.cluster_scoped() { "" } else { "team-a" };
             let key = ObjectKey::new(kind, namespace, "web");
-            assert_eq!(ObjectKey::from_resource_label(&key.resource_label()), Some(key));
+            let back = ObjectKey::from_resource_label(&key.resource_label());
+            if matches!(kind, ResourceKind::Traefik(t) if t.is_legacy()) {
+                // external-dns labels both Traefik groups alike: the label names the traefik.io kind.
+                assert_eq!(back.map(|k| k.resource_label()), Some(key.resource_label()));
+            } else {
+                assert_eq!(back, Some(key));
+            }
         }
         // A cluster-scoped object's label has no namespace part, as external-dns writes it.
         let node = ObjectKey::new(ResourceKind::Node, "", "worker-1");

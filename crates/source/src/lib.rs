@@ -461,6 +461,18 @@ pub enum SourceError {
     },
 }
 
+/// The targets of a load balancer status (`status.loadBalancer.ingress`: a Service's, an Ingress's, or the
+/// Envoy Service's an HTTPProxy copies): each entry's IP, then its hostname, empty ones skipped.
+pub fn load_balancer_targets(entries: &[extdns_informer::view::LoadBalancerIngress]) -> Vec<extdns_endpoint::Target> {
+    entries
+        .iter()
+        .flat_map(|lb| [lb.ip.as_deref(), lb.hostname.as_deref()])
+        .flatten()
+        .filter(|t| !t.is_empty())
+        .map(extdns_endpoint::Target::from)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

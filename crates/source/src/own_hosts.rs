@@ -28,17 +28,7 @@ pub struct OwnHosts<'a> {
     pub status_targets: Vec<Target>,
 }
 
-/// The targets of a `status.loadBalancer.ingress` (an Ingress's, or the Envoy Service's an HTTPProxy copies):
-/// each entry's IP, then its hostname, empty ones skipped.
-pub fn load_balancer_targets(entries: &[LoadBalancerIngress]) -> Vec<Target> {
-    entries
-        .iter()
-        .flat_map(|lb| [lb.ip.as_deref(), lb.hostname.as_deref()])
-        .flatten()
-        .filter(|t| !t.is_empty())
-        .map(Target::from)
-        .collect()
-}
+pub use crate::load_balancer_targets;
 
 /// The endpoints of one admitted object of source `source_name`, each referring to `object`; `Err` when
 /// the FQDN template fails on it (its records are then held).

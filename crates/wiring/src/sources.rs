@@ -21,6 +21,7 @@ use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 // --- contour-httpproxy and openshift-route sources ---
 use extdns_source_contour::HttpProxySource;
 use extdns_source_openshift::{RouteSource, RouteSourceConfig};
+use extdns_source_traefik::{TraefikSource, TraefikSourceConfig};
 
 /// A source extdns implements, as the pipeline builds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +49,8 @@ pub enum EnabledSource {
     IstioGateway,
     /// `istio-virtualservice`.
     IstioVirtualService,
+    /// `traefik-proxy` (Traefik's IngressRoute, IngressRouteTCP, IngressRouteUDP).
+    Traefik,
 }
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
@@ -75,6 +78,8 @@ pub struct SourceSettings {
     pub istio: IstioSourceConfig,
     /// The wrappers every source's endpoints go through.
     pub pipeline: PipelineConfig,
+    /// The traefik-proxy source's configuration.
+    pub traefik: TraefikSourceConfig,
     /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
     pub load_options: LoadOptions,
     /// The node source's configuration.
@@ -100,6 +105,7 @@ impl SourceSettings {
         self.contour.route = Some(route.clone());
         self.openshift.common.route = Some(route.clone());
         self.istio.common.route = Some(route.clone());
+        self.traefik.common.route = Some(route.clone());
         self.crd.route = Some(route);
     }
 }
@@ -123,6 +129,7 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 EnabledSource::OpenShiftRoute => Box::new(RouteSource::new(settings.openshift.clone())),
                 EnabledSource::IstioGateway => Box::new(IstioGatewaySource::new(settings.istio.clone())),
                 EnabledSource::IstioVirtualService => Box::new(VirtualServiceSource::new(settings.istio.clone())),
+                EnabledSource::Traefik => Box::new(TraefikSource::new(settings.traefik.clone())),
             }
         })
         .collect()

@@ -263,7 +263,7 @@ pub fn crd_group(ctx: &mut Ctx) -> Result<()> {
 /// Applies `objects`, the first as soon as the CRD just installed serves it.
 pub(super) fn apply_once_served(ctx: &Ctx, objects: &[serde_json::Value]) -> Result<()> {
     eventually(
-        "the DNSEndpoint CRD serves",
+        "the CRD just installed serves",
         Duration::from_secs(30),
         Duration::from_millis(200),
         || Ok(objects.first().and_then(|o| apply_json(ctx, o).ok())),

@@ -34,6 +34,7 @@ pub mod record_types;
 pub mod sources;
 pub mod streaming;
 pub mod templates;
+pub mod traefik;
 pub mod undecodable;
 pub mod wait;
 // The remaining v0.23 sources.
@@ -344,5 +345,16 @@ pub const ALL: &[Scenario] = &[
         about: "external-dns v0.23.0 and extdns on Istio Gateways and VirtualServices (Istio's CRDs, every served version) publish identical zones and take over each other's",
         default: true,
         run: istio::differential,
+    },
+        name: "traefik",
+        about: "Traefik's CRDs in both groups: external-dns v0.23.0 and extdns (--source=traefik-proxy --traefik-enable-legacy) on IngressRoutes, IngressRouteTCPs and IngressRouteUDPs with the target annotation publish identical zones and take over each other's",
+        default: true,
+        run: traefik::differential,
+    },
+    Scenario {
+        name: "traefik-service",
+        about: "--traefik-service: IngressRoutes without a target annotation publish the Traefik Service's load balancer address and follow it when it changes (event-driven)",
+        default: true,
+        run: traefik::service_target,
     },
 ];

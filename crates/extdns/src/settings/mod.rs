@@ -32,6 +32,7 @@ mod pod;
 mod registry;
 mod rfc2136;
 mod service;
+mod traefik;
 mod unsupported;
 pub mod webhook;
 
@@ -154,6 +155,7 @@ fn enabled_source(name: SourceName) -> Option<EnabledSource> {
         SourceName::OpenshiftRoute => EnabledSource::OpenShiftRoute,
         SourceName::IstioGateway => EnabledSource::IstioGateway,
         SourceName::IstioVirtualService => EnabledSource::IstioVirtualService,
+        SourceName::TraefikProxy => EnabledSource::Traefik,
         _ => return None,
     })
 }
@@ -254,6 +256,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let router = flags.openshift.openshift_router_name.as_deref().and_then(non_empty);
     let openshift = RouteSourceConfig::new(common.clone(), router);
     let istio = IstioSourceConfig::new(common.clone());
+    let traefik = traefik::config(flags, common.clone())?;
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {
@@ -267,6 +270,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         openshift,
         istio,
         pipeline,
+        traefik,
         load_options,
         node,
         pod,
@@ -299,6 +303,8 @@ fn kept_template_fields(
             EnabledSource::OpenShiftRoute => Some(TemplateKind::OpenShiftRoute),
             EnabledSource::IstioGateway => Some(TemplateKind::IstioGateway),
             EnabledSource::IstioVirtualService => Some(TemplateKind::VirtualService),
+            // Runs no template: without --target-template (refused) external-dns's makes no record of it.
+            EnabledSource::Traefik => None,
         })
         .collect();
     let target_kinds: Vec<TemplateKind> = kinds

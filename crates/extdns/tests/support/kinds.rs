@@ -1,7 +1,7 @@
 //! The API resource behind each kind extdns watches, and the namespace it is watched in: what RBAC must grant.
 
 use extdns_informer::ResourceKind;
-use extdns_informer::view::RouteKind;
+use extdns_informer::view::{RouteKind, TraefikKind};
 
 /// Where extdns watches a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,10 +39,14 @@ pub fn api_resource(kind: ResourceKind) -> (&'static str, &'static str, Scope) {
         ResourceKind::OpenShiftRoute => ("route.openshift.io", "routes", Scope::Source),
         ResourceKind::IstioGateway => ("networking.istio.io", "gateways", Scope::Source),
         ResourceKind::VirtualService => ("networking.istio.io", "virtualservices", Scope::Source),
+        ResourceKind::Traefik(t) => {
+            let spec = ResourceKind::Traefik(t).spec();
+            (spec.group, spec.plural, Scope::Source)
+        }
     }
 }
 
-pub const ALL_KINDS: [ResourceKind; 16] = [
+pub const ALL_KINDS: [ResourceKind; 26] = [
     ResourceKind::Service,
     ResourceKind::EndpointSlice,
     ResourceKind::Pod,
@@ -64,6 +68,13 @@ pub const ALL_KINDS: [ResourceKind; 16] = [
     ResourceKind::OpenShiftRoute,
     ResourceKind::IstioGateway,
     ResourceKind::VirtualService,
+    // Traefik (traefik-proxy)
+    ResourceKind::Traefik(TraefikKind::IngressRoute),
+    ResourceKind::Traefik(TraefikKind::IngressRouteTcp),
+    ResourceKind::Traefik(TraefikKind::IngressRouteUdp),
+    ResourceKind::Traefik(TraefikKind::LegacyIngressRoute),
+    ResourceKind::Traefik(TraefikKind::LegacyIngressRouteTcp),
+    ResourceKind::Traefik(TraefikKind::LegacyIngressRouteUdp),
 ];
 
 /// The strings of a JSON array (empty for anything else).

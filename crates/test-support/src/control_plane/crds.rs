@@ -146,6 +146,20 @@ fn yaml_documents(text: &str) -> Vec<&str> {
     docs
 }
 
+/// `crds` moved from their group to `group` (`spec.group` and the `<plural>.<group>` name), the schema
+/// unchanged: a project that renamed its group keeps publishing one schema under the new name only (Traefik
+/// v3 serves `traefik.io`; v2 served the same routers under `traefik.containo.us`).
+pub fn in_group(crds: &[CustomResourceDefinition], group: &str) -> Vec<CustomResourceDefinition> {
+    crds.iter()
+        .map(|crd| {
+            let mut crd = crd.clone();
+            crd.metadata.name = Some(format!("{}.{group}", crd.spec.names.plural));
+            crd.spec.group = group.to_string();
+            crd
+        })
+        .collect()
+}
+
 /// The HTTPRoute CRD with `spec.hostnames` accepting any JSON value: a CRD whose schema lets through an
 /// object the typed model cannot decode (e.g. a string where a list belongs).
 pub fn httproute_with_loose_hostnames() -> Result<CustomResourceDefinition> {
