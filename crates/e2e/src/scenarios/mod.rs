@@ -341,11 +341,13 @@ pub const ALL: &[Scenario] = &[
         default: true,
         run: contour_openshift::openshift,
     },
+    Scenario {
         name: "differential-istio",
         about: "external-dns v0.23.0 and extdns on Istio Gateways and VirtualServices (Istio's CRDs, every served version) publish identical zones and take over each other's",
         default: true,
         run: istio::differential,
     },
+    Scenario {
         name: "traefik",
         about: "Traefik's CRDs in both groups: external-dns v0.23.0 and extdns (--source=traefik-proxy --traefik-enable-legacy) on IngressRoutes, IngressRouteTCPs and IngressRouteUDPs with the target annotation publish identical zones and take over each other's",
         default: true,
