@@ -10,9 +10,9 @@ use crate::ResourceKind;
 use crate::index::Ref;
 use crate::item::Item;
 use crate::view::{
-    DnsEndpoint, EndpointSlice, F5Kind, F5Server, Gateway, HEADLESS, Ingress, IstioGateway, LOCAL_NODE_PORT, ListenerSet,
-    NODE_PORT, Namespace, Node, Pod, Route, RouteKind, SELECTS_EVERY_SERVICE, Service, TraefikKind, TraefikRoute,
-    VirtualService,
+    DnsEndpoint, EndpointSlice, F5Kind, F5Server, Gateway, HEADLESS, Ingress, IstioGateway, LOCAL_NODE_PORT,
+    ListenerSet, NODE_PORT, Namespace, Node, Pod, Route, RouteKind, SELECTS_EVERY_SERVICE, Service, TraefikKind,
+    TraefikRoute, VirtualService,
 };
 use crate::view::{HttpProxy, OpenShiftRoute};
 

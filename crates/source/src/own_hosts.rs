@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use extdns_endpoint::{Endpoint, Target};
-use extdns_informer::view::{LoadBalancerIngress, Meta};
+use extdns_informer::view::Meta;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 
 use crate::template::{TemplateError, TemplateObject};

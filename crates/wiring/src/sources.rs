@@ -14,9 +14,9 @@ use extdns_source_crd::{CrdSource, CrdSourceConfig};
 use extdns_source_f5::{F5Source, F5SourceConfig};
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 use extdns_source_ingress::{IngressSource, IngressSourceConfig};
+use extdns_source_istio::{IstioGatewaySource, IstioSourceConfig, VirtualServiceSource};
 use extdns_source_node::{NodeSource, NodeSourceConfig};
 use extdns_source_pod::{PodSource, PodSourceConfig};
-use extdns_source_istio::{IstioGatewaySource, IstioSourceConfig, VirtualServiceSource};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 // --- contour-httpproxy and openshift-route sources ---
 use extdns_source_contour::HttpProxySource;

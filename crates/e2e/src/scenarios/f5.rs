@@ -15,7 +15,6 @@ use extdns_test_support::control_plane::crds;
 
 use super::Ctx;
 use super::differential::{same_zones, takeover};
-use super::install::from_env;
 
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("f5")?;
