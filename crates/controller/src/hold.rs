@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 
 use extdns_endpoint::Change;
-use extdns_informer::ObjectKey;
+use extdns_informer::{ObjectKey, ResourceKind};
 use extdns_source::{Failures, Held};
 
 /// Takes out of `changes` the deletes and updates of records owned by an object in `failed` (by the
@@ -32,7 +32,15 @@ pub(crate) fn hold_records_of_failed_objects(failed: &Failures, changes: &mut Ve
         let Some(object) = record.resource().and_then(|r| ObjectKey::from_resource_label(&r)) else {
             return false;
         };
-        match failed.held(&object) {
+        // A label names a traefik.io router whether it was written for it or for its legacy twin.
+        let held = failed.held(&object).or_else(|| match object.kind {
+            ResourceKind::Traefik(t) => {
+                let twin = ObjectKey::new(ResourceKind::Traefik(t.legacy_twin()?), &object.namespace, &object.name);
+                failed.held(&twin)
+            }
+            _ => None,
+        });
+        match held {
             None => false,
             Some(Held::All) => true,
             Some(Held::Part(part)) => {
@@ -102,6 +110,22 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_legacy_traefik_routers_records_are_held_by_the_label_it_shares_with_traefik_io() {
+        use extdns_informer::view::TraefikKind;
+        let mut changes = vec![
+            Change::Delete(a("old.example.org", "192.0.2.2", "ingressroute/apps/web")),
+            Change::Delete(a("other.example.org", "192.0.2.3", "ingressroute/apps/other")),
+        ];
+        let mut failed = Failures::new();
+        let legacy = ResourceKind::Traefik(TraefikKind::LegacyIngressRoute);
+        failed.insert(ObjectKey::new(legacy, "apps", "web"), Some("does not decode".into()));
+        let held = hold_records_of_failed_objects(&failed, &mut changes);
+        assert_eq!(held.len(), 1);
+        assert_eq!(held[0].endpoint().dns_name, "old.example.org");
+        assert_eq!(changes.len(), 1);
+    }
+
+    #[test]
     fn a_create_at_the_name_of_a_held_record_is_held_too() {
         let cname = Endpoint::new("web.example.org", RecordType::Cname, ["lb.example.net"])
             .with_label(label::RESOURCE, "service/default/web");
@@ -118,7 +142,7 @@ mod tests {
 
     #[test]
     fn every_record_of_a_failed_kind_is_held_listed_or_not() {
-        use extdns_informer::{ResourceKind, view::RouteKind};
+        use extdns_informer::view::RouteKind;
         let mut changes = vec![
             Change::Delete(a("db.example.org", "192.0.2.2", "tcproute/apps/db")),
             Change::Delete(a("never-seen.example.org", "192.0.2.3", "tcproute/other/gone")),

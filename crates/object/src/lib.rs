@@ -445,6 +445,12 @@ impl TraefikKind {
         )
     }
 
+    /// The kind whose `resource` label this one shares: a traefik.io kind's legacy twin (external-dns labels
+    /// both groups alike, and the label reads back as the traefik.io kind), `None` for a legacy kind.
+    pub fn legacy_twin(self) -> Option<TraefikKind> {
+        (!self.is_legacy()).then(|| TraefikKind::ALL[self as usize + 3])
+    }
+
     /// Whether its routers are UDP ones, which have no rule to read names from.
     pub fn is_udp(self) -> bool {
         matches!(self, TraefikKind::IngressRouteUdp | TraefikKind::LegacyIngressRouteUdp)

@@ -268,7 +268,10 @@ impl Client {
         url
     }
 
-    /// One call, retried with backoff while Route53 throttles or fails transiently.
+    /// One call, retried with backoff while Route53 throttles or fails transiently. A change batch is not
+    /// sent again after a transient failure: its answer may have been lost after it landed, and an update is
+    /// a DELETE of what was read plus a CREATE, which Route53 refuses the second time as if the set had
+    /// changed. The failure fails the sync, and the next one reads the zone and plans again.
     async fn call<T: DeserializeOwned>(
         &self,
         name: &str,
@@ -277,7 +280,11 @@ impl Client {
         body: Option<String>,
     ) -> Result<T, ApiError> {
         let attempt = || self.once(name, &method, &url, body.as_deref());
-        self.backoff.retry(name, attempt, ApiError::kind).await
+        let classify = |e: &ApiError| match e.kind() {
+            FailureKind::Transient if name == CHANGE => FailureKind::Fatal,
+            kind => kind,
+        };
+        self.backoff.retry(name, attempt, classify).await
     }
 
     async fn once<T: DeserializeOwned>(

@@ -238,7 +238,12 @@ impl AwsProvider {
         match change {
             Change::Create(ep) => push(Action::Create, records::record_set(ep, &cx)),
             Change::Delete(ep) => push(Action::Delete, as_read(ep)),
-            Change::Update { old, new } if read.is_some() || records::needs_delete_create(old, new) => {
+            // An update planned from a read (possibly an hour old) deletes exactly what was read, so Route53
+            // refuses it if someone changed the set since; a zone that never held it (one side of a name
+            // split across zones) gets it upserted.
+            Change::Update { old, new }
+                if read.is_some_and(|r| r.sets.knows(&key_of(old))) || records::needs_delete_create(old, new) =>
+            {
                 push(Action::Delete, as_read(old));
                 push(Action::Create, records::record_set(new, &cx));
             }

@@ -353,7 +353,9 @@ fn supported(t: &RecordType) -> bool {
 /// by name before anything is sent (a source refuses such a target already; an endpoint from elsewhere, a
 /// webhook's, may still carry one).
 fn invalid_data(unit: &Unit<'_>) -> Option<extdns_endpoint::InvalidRdata> {
+    // A delete goes by record id: what it held, readable or not, is never sent.
     unit.changes()
+        .filter(|c| !matches!(c, Change::Delete(_)))
         .map(Change::endpoint)
         .flat_map(|ep| ep.targets.iter().map(move |t| data::of(&ep.record_type, t.as_str())))
         .find_map(Result::err)

@@ -251,13 +251,16 @@ async fn adjust_endpoints(
         Ok(body) => body,
         Err(refused) => return refused,
     };
-    let endpoints = match decode::<Option<Vec<Endpoint>>>(&body, |v| fold::endpoints(Some(v))) {
+    let mut endpoints = match decode::<Option<Vec<Endpoint>>>(&body, |v| fold::endpoints(Some(v))) {
         Ok(endpoints) => endpoints.unwrap_or_default(),
         Err(e) => {
             error!(error = %e, "failed to decode the endpoints to adjust");
             return status(StatusCode::BAD_REQUEST);
         }
     };
+    // The client plans with what this returns against what the provider reads back, which is canonical:
+    // a TLSA, SVCB or HTTPS target spelled otherwise would be rewritten every sync.
+    endpoints.iter_mut().for_each(extdns_endpoint::canonicalize_targets);
     match shared.provider.adjust_endpoints(endpoints).await {
         Ok(adjusted) => json(&adjusted),
         Err(e) => {

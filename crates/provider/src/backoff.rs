@@ -145,7 +145,9 @@ impl Throttles {
         let now = Instant::now();
         let since = *self.since.get_or_insert(now);
         let wait = match retry_after {
-            Some(asked) => asked.min(MAX_HOLD),
+            // A `Retry-After: 0` (or a few milliseconds) repeated would resend at once for as long as the
+            // throttle lasts: never less than the backoff's first delay.
+            Some(asked) => asked.clamp(backoff.initial.min(MAX_HOLD), MAX_HOLD),
             None => backoff.delay(self.count),
         };
         self.count = self.count.saturating_add(1);

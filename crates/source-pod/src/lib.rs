@@ -263,8 +263,25 @@ impl Source for PodSource {
         true
     }
 
+    /// Pod records name no object (external-dns writes no `resource` for them), so the controller cannot
+    /// hold the records of Pods it could not read: when Pods cannot be listed, or Nodes cannot while some
+    /// Pod's records need them, the whole source fails and the sync plans nothing, rather than deleting
+    /// records whose Pods still exist.
     async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
-        Ok(self.evaluate_now(cluster, objects))
+        let unreadable = |kind: ResourceKind, why: String| SourceError::Other {
+            source_name: SOURCE_NAME.to_string(),
+            message: format!("{kind} unavailable: {why}; nothing is planned until they can be read"),
+        };
+        if let Some(why) = cluster.unavailable(ResourceKind::Pod) {
+            return Err(unreadable(ResourceKind::Pod, why.to_string()));
+        }
+        let evaluation = self.evaluate_now(cluster, objects);
+        if let Some(why) = cluster.unavailable(ResourceKind::Node)
+            && !evaluation.failed.is_empty()
+        {
+            return Err(unreadable(ResourceKind::Node, why.to_string()));
+        }
+        Ok(evaluation)
     }
 
     /// A changed Pod re-evaluates itself; a changed Node the Pods that run on it (their `hostname` records

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use extdns_informer::client::ClientConfig;
 use extdns_informer::view::RouteKind;
 use extdns_informer::{LiveOptions, ResourceKind};
+use extdns_wiring::EnabledSource;
 
 use super::{KubeSettings, SourceSettings, non_empty};
 use crate::flags::Flags;
@@ -19,8 +20,20 @@ pub(crate) fn config(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
     let mut label_selectors = BTreeMap::new();
     if !common.label_filter.is_everything() {
         let selector = common.label_filter.to_string();
-        label_selectors.insert(ResourceKind::Service, selector.clone());
-        label_selectors.insert(ResourceKind::Ingress, selector.clone());
+        // The Istio sources read the Services a Gateway selects and the Ingress its annotation names whatever
+        // their labels (as external-dns does), and `--traefik-service` reads one Service: those kinds are then
+        // filtered by the sources that read them through the filter, not by the API server.
+        let istio = sources
+            .enabled
+            .iter()
+            .any(|e| matches!(e, EnabledSource::IstioGateway | EnabledSource::IstioVirtualService));
+        let traefik_service = sources.enabled.contains(&EnabledSource::Traefik) && sources.traefik.service.is_some();
+        if !istio && !traefik_service {
+            label_selectors.insert(ResourceKind::Service, selector.clone());
+        }
+        if !istio {
+            label_selectors.insert(ResourceKind::Ingress, selector.clone());
+        }
         for kind in RouteKind::ALL {
             label_selectors.insert(ResourceKind::Route(kind), selector.clone());
         }

@@ -256,7 +256,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let router = flags.openshift.openshift_router_name.as_deref().and_then(non_empty);
     let openshift = RouteSourceConfig::new(common.clone(), router);
     let istio = IstioSourceConfig::new(common.clone());
-    let traefik = traefik::config(flags, common.clone())?;
+    let traefik = traefik::config(flags, &enabled, &service, common.clone())?;
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {

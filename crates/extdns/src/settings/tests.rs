@@ -574,6 +574,42 @@ fn label_filters_become_server_side_selectors() -> Result<(), ValidationError> {
     Ok(())
 }
 
+/// The Istio sources read the Services their Gateways select and the Ingresses they name whatever their
+/// labels, as external-dns does: the label filter then stays off those kinds' watches.
+#[test]
+fn the_istio_sources_keep_services_and_ingresses_unfiltered_by_the_api_server() -> Result<(), ValidationError> {
+    let args = [
+        "--source=istio-gateway",
+        "--source=service",
+        "--provider=inmemory",
+        "--label-filter=app=web",
+    ];
+    let s = controller(&flags(&args))?;
+    let ClusterSettings::ApiServer(kube) = &s.cluster else {
+        panic!("expected the API server, got {:?}", s.cluster);
+    };
+    assert!(!kube.live.label_selectors.contains_key(&ResourceKind::Service));
+    assert!(!kube.live.label_selectors.contains_key(&ResourceKind::Ingress));
+    assert!(
+        kube.live
+            .label_selectors
+            .contains_key(&ResourceKind::Route(RouteKind::Http))
+    );
+    Ok(())
+}
+
+/// external-dns runs `--fqdn-target-template` on Traefik routers; extdns does not, so it refuses the pair.
+#[test]
+fn fqdn_target_template_is_refused_beside_traefik_proxy() {
+    let args = [
+        "--source=traefik-proxy",
+        "--provider=inmemory",
+        "--fqdn-target-template={{.Name}}.example.org:192.0.2.1",
+    ];
+    let err = controller(&flags(&args)).err().map(|e| e.0).unwrap_or_default();
+    assert!(err.contains("traefik-proxy"), "{err}");
+}
+
 #[test]
 fn only_an_explicit_min_event_sync_interval_bounds_incremental_writes() -> Result<(), ValidationError> {
     let config = |extra: &[&str]| -> Result<ControllerConfig, ValidationError> {

@@ -1,15 +1,31 @@
 //! `--source=traefik-proxy`: the `--traefik-*` flags on top of what every source shares.
 
 use extdns_source::SourceConfig;
+use extdns_source_service::ServiceSourceConfig;
 use extdns_source_traefik::{TraefikService, TraefikSourceConfig};
+use extdns_wiring::EnabledSource;
 
 use super::{ValidationError, fail};
 use crate::flags::Flags;
 
 /// The Traefik source's configuration on top of `common`. `--traefik-service` names a Service the
 /// informer must see: with `--namespace` set, Services are watched in that namespace only, so another
-/// namespace is refused rather than never found.
-pub(crate) fn config(flags: &Flags, common: SourceConfig) -> Result<TraefikSourceConfig, ValidationError> {
+/// namespace is refused rather than never found. external-dns runs `--fqdn-target-template` on Traefik
+/// routers too; extdns runs it on Services, Nodes and Pods only, so with the Traefik source selected it is
+/// refused rather than silently publishing less than external-dns would (docs/migration.md).
+pub(crate) fn config(
+    flags: &Flags,
+    enabled: &[EnabledSource],
+    service: &ServiceSourceConfig,
+    common: SourceConfig,
+) -> Result<TraefikSourceConfig, ValidationError> {
+    if enabled.contains(&EnabledSource::Traefik) && service.fqdn_target_template.is_some() {
+        return fail(
+            "--fqdn-target-template is not run on traefik-proxy routers by extdns (only on Services, Nodes and \
+             Pods); remove it or run traefik-proxy with external-dns (see docs/migration.md)"
+                .to_string(),
+        );
+    }
     let t = &flags.traefik;
     let service = match t.traefik_service.trim() {
         "" => None,
@@ -44,7 +60,13 @@ mod tests {
         let flags = provider_flags("inmemory", args);
         let mut common = SourceConfig::default();
         common.namespace = Some(flags.sources.namespace.clone()).filter(|n| !n.is_empty());
-        config(&flags, common).map_err(|e| e.0)
+        config(
+            &flags,
+            &[EnabledSource::Traefik],
+            &ServiceSourceConfig::default(),
+            common,
+        )
+        .map_err(|e| e.0)
     }
 
     #[test]
