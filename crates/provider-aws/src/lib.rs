@@ -244,8 +244,14 @@ impl AwsProvider {
             Change::Update { old, new }
                 if read.is_some_and(|r| r.sets.knows(&key_of(old))) || records::needs_delete_create(old, new) =>
             {
-                push(Action::Delete, as_read(old));
-                push(Action::Create, records::record_set(new, &cx));
+                let (was, will) = (as_read(old), records::record_set(new, &cx));
+                if was == will && !records::needs_delete_create(old, new) {
+                    // Only the ownership changed (a migration, a label): the set stays as Route53 holds it.
+                    push(Action::Upsert, will);
+                } else {
+                    push(Action::Delete, was);
+                    push(Action::Create, will);
+                }
             }
             Change::Update { new, .. } => push(Action::Upsert, records::record_set(new, &cx)),
         }
