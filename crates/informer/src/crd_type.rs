@@ -2,10 +2,11 @@
 //! the kind table's row, so the group, version, kind and plural are written once (in `extdns-object`).
 
 /// Implements `kube::Resource` for a namespaced CRD type with a `metadata: ObjectMeta` field, its identity
-/// the row of `$kind` in the kind table at the row's preferred version.
+/// the row of `$kind` in the kind table at the row's preferred version; `[K: Bound] Type<K>` for a generic type.
 macro_rules! namespaced_crd {
-    ($ty:ty, $kind:expr) => {
-        impl kube::Resource for $ty {
+    // `[K: Bound]` for a generic type whose kind depends on its parameter.
+    ([$($generics:tt)*] $ty:ty, $kind:expr) => {
+        impl<$($generics)*> kube::Resource for $ty {
             type DynamicType = ();
             type Scope = kube::core::NamespaceResourceScope;
 
@@ -28,6 +29,9 @@ macro_rules! namespaced_crd {
                 &mut self.metadata
             }
         }
+    };
+    ($ty:ty, $kind:expr) => {
+        namespaced_crd!([] $ty, $kind);
     };
 }
 

@@ -6,22 +6,14 @@
 //! (TransportServer requires fields of its pool and port, none of which the source reads). The two kinds
 //! share one view, as the sources differ only in VirtualServer's `hostAliases`.
 
-use std::borrow::Cow;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource;
-use kube::core::NamespaceResourceScope;
 use serde::{Deserialize, Serialize};
 
 use crate::ResourceKind;
 use crate::convert::meta;
+use crate::crd_type::namespaced_crd;
 use crate::view;
 use crate::watched::{Convert, sealed::Sealed};
-
-/// The API group both kinds belong to.
-pub const GROUP: &str = "cis.f5.com";
-/// The one version F5 CIS serves.
-pub const VERSION: &str = "v1";
 
 /// A VirtualServer as far as the source reads it.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -78,37 +70,8 @@ pub struct ServerStatus {
     pub vs_address: Option<String>,
 }
 
-/// `Resource` for a kind of the table's F5 rows.
-macro_rules! f5_resource {
-    ($ty:ty, $kind:literal, $plural:literal) => {
-        impl Resource for $ty {
-            type DynamicType = ();
-            type Scope = NamespaceResourceScope;
-
-            fn kind(_: &()) -> Cow<'_, str> {
-                Cow::Borrowed($kind)
-            }
-            fn group(_: &()) -> Cow<'_, str> {
-                Cow::Borrowed(GROUP)
-            }
-            fn version(_: &()) -> Cow<'_, str> {
-                Cow::Borrowed(VERSION)
-            }
-            fn plural(_: &()) -> Cow<'_, str> {
-                Cow::Borrowed($plural)
-            }
-            fn meta(&self) -> &ObjectMeta {
-                &self.metadata
-            }
-            fn meta_mut(&mut self) -> &mut ObjectMeta {
-                &mut self.metadata
-            }
-        }
-    };
-}
-
-f5_resource!(VirtualServer, "VirtualServer", "virtualservers");
-f5_resource!(TransportServer, "TransportServer", "transportservers");
+namespaced_crd!(VirtualServer, ResourceKind::F5VirtualServer);
+namespaced_crd!(TransportServer, ResourceKind::F5TransportServer);
 
 impl Sealed for VirtualServer {
     type View = view::F5Server;

@@ -8,23 +8,16 @@
 //! watch addresses the version discovery found through the `ApiResource` it is given, and every field is
 //! optional, as in the CRDs.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource;
-use kube::core::NamespaceResourceScope;
 use serde::{Deserialize, Serialize};
 
 use crate::ResourceKind;
 use crate::convert::meta;
+use crate::crd_type::namespaced_crd;
 use crate::view;
 use crate::watched::{Convert, sealed::Sealed};
-
-/// The API group of both kinds.
-pub const GROUP: &str = "networking.istio.io";
-/// The version the types name by default; the watch uses whichever version the API server serves first.
-pub const VERSION: &str = "v1";
 
 /// An Istio Gateway as the API serves it.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -76,37 +69,8 @@ pub struct VirtualServiceSpec {
     pub export_to: Option<Vec<String>>,
 }
 
-/// `impl Resource` for an Istio type: its kind and plural at [`GROUP`]/[`VERSION`].
-macro_rules! istio_resource {
-    ($ty:ty, $kind:literal, $plural:literal) => {
-        impl Resource for $ty {
-            type DynamicType = ();
-            type Scope = NamespaceResourceScope;
-
-            fn kind(_: &()) -> Cow<'_, str> {
-                Cow::Borrowed($kind)
-            }
-            fn group(_: &()) -> Cow<'_, str> {
-                Cow::Borrowed(GROUP)
-            }
-            fn version(_: &()) -> Cow<'_, str> {
-                Cow::Borrowed(VERSION)
-            }
-            fn plural(_: &()) -> Cow<'_, str> {
-                Cow::Borrowed($plural)
-            }
-            fn meta(&self) -> &ObjectMeta {
-                &self.metadata
-            }
-            fn meta_mut(&mut self) -> &mut ObjectMeta {
-                &mut self.metadata
-            }
-        }
-    };
-}
-
-istio_resource!(IstioGateway, "Gateway", "gateways");
-istio_resource!(VirtualService, "VirtualService", "virtualservices");
+namespaced_crd!(IstioGateway, ResourceKind::IstioGateway);
+namespaced_crd!(VirtualService, ResourceKind::VirtualService);
 
 impl Sealed for IstioGateway {
     type View = view::IstioGateway;

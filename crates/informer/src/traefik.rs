@@ -9,18 +9,16 @@
 //!
 //! [`Watched`]: crate::Watched
 
-use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
 use extdns_object::TraefikKind;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource;
-use kube::core::NamespaceResourceScope;
 use serde::{Deserialize, Serialize};
 
 use crate::ResourceKind;
 use crate::convert::meta;
+use crate::crd_type::namespaced_crd;
 use crate::view;
 use crate::watched::{Convert, sealed::Sealed};
 
@@ -96,30 +94,8 @@ router_kinds! {
     LegacyIngressRouteUdp => LegacyIngressRouteUdp;
 }
 
-/// The kind's identity comes from its row of the kind table.
-impl<K: RouterKind> Resource for Router<K> {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed(ResourceKind::Traefik(K::KIND).spec().name)
-    }
-    fn group(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed(ResourceKind::Traefik(K::KIND).spec().group)
-    }
-    fn version(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed(ResourceKind::Traefik(K::KIND).spec().preferred_version())
-    }
-    fn plural(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed(ResourceKind::Traefik(K::KIND).spec().plural)
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+// The kind's identity comes from its row of the kind table.
+namespaced_crd!([K: RouterKind] Router<K>, ResourceKind::Traefik(K::KIND));
 
 impl<K: RouterKind> Sealed for Router<K> {
     type View = view::TraefikRoute;
@@ -146,6 +122,7 @@ impl<K: RouterKind> Sealed for Router<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::Resource;
 
     fn convert<K: RouterKind>(mut value: serde_json::Value) -> view::TraefikRoute {
         let obj: Router<K> = crate::watched::decode(&mut value).expect("decodes");
