@@ -377,6 +377,12 @@ pub struct Node {
     pub template_fields: Option<Box<str>>,
 }
 
+/// The address type of a Node's public addresses (`status.addresses[].type`), which the service, node and
+/// pod sources publish.
+pub const EXTERNAL_IP: &str = "ExternalIP";
+/// The address type of a Node's cluster-internal addresses.
+pub const INTERNAL_IP: &str = "InternalIP";
+
 /// One `status.addresses[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeAddress {

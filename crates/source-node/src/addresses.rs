@@ -6,11 +6,7 @@
 
 use extdns_endpoint::{RecordType, suitable_type};
 use extdns_informer::view::Node;
-
-/// The address type of a Node's public addresses.
-pub const EXTERNAL_IP: &str = "ExternalIP";
-/// The address type of a Node's cluster-internal addresses.
-pub const INTERNAL_IP: &str = "InternalIP";
+pub use extdns_informer::view::{EXTERNAL_IP, INTERNAL_IP};
 
 /// The addresses `node` publishes, in its `status.addresses` order; `None` when it has neither an
 /// `ExternalIP` nor an `InternalIP`.

@@ -13,17 +13,12 @@
 //! nothing at it.
 
 use extdns_endpoint::{Endpoint, RecordType, Target, suitable_type};
-use extdns_informer::view::Pod;
+use extdns_informer::view::{EXTERNAL_IP, INTERNAL_IP, Pod};
 use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::{kops, split_list};
 
 use crate::records::Records;
 use crate::{PodError, PodSourceConfig};
-
-/// A Node's public addresses as a Pod's `hostname` names point at them.
-const EXTERNAL_IP: &str = "ExternalIP";
-/// A Node's internal addresses; only the IPv6 ones count for a Pod's `hostname` (usable from outside too).
-const INTERNAL_IP: &str = "InternalIP";
 
 /// The records one Pod's annotations ask for; `Err` with why when a name is invalid.
 pub fn endpoints(
@@ -103,6 +98,7 @@ fn at_node(
         tracing::debug!(%object, node = pod.node_name.as_deref().unwrap_or_default(), "its Node is not known; its hostname names wait for it");
         return Ok(());
     };
+    // Public addresses, and the IPv6 internal ones (usable from outside too).
     let public = node.addresses.iter().filter(|a| {
         a.address_type == EXTERNAL_IP
             || (a.address_type == INTERNAL_IP && suitable_type(&a.address) == RecordType::Aaaa)

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use extdns_endpoint::{Target, TargetKind};
 use extdns_informer::ClusterStore;
-use extdns_informer::view::Node;
+use extdns_informer::view::{self, Node};
 use extdns_source::ResolveError;
 
 use crate::config::ServiceSourceConfig;
@@ -87,8 +87,8 @@ impl NodeAddrs {
         };
         for (i, a) in node.addresses.iter().enumerate() {
             let list = match a.address_type.as_str() {
-                "ExternalIP" => &mut addrs.external,
-                "InternalIP" => &mut addrs.internal,
+                view::EXTERNAL_IP => &mut addrs.external,
+                view::INTERNAL_IP => &mut addrs.internal,
                 _ => continue,
             };
             let address = Target::from(a.address.as_str());
