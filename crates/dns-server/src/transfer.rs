@@ -28,12 +28,13 @@ pub(crate) fn handles(request: &Message) -> bool {
     request.signature.is_some() || transfer_type(request).is_some()
 }
 
+/// The transfer `request` asks for. Only a request with one question is a transfer: one with several is
+/// a FORMERR of the query path, which echoes no question (echoing them all could outgrow the datagram).
 fn transfer_type(request: &Message) -> Option<RecordType> {
-    request
-        .queries
-        .first()
-        .map(Query::query_type)
-        .filter(|t| matches!(t, RecordType::AXFR | RecordType::IXFR))
+    match request.queries.as_slice() {
+        [query] => Some(query.query_type()).filter(|t| matches!(t, RecordType::AXFR | RecordType::IXFR)),
+        _ => None,
+    }
 }
 
 /// Transfers, signed requests and NOTIFY, over the served zones.
@@ -282,7 +283,11 @@ fn header_only(request: &Message, rcode: ResponseCode) -> Vec<u8> {
     let mut response = Message::response(request.metadata.id, request.metadata.op_code);
     response.metadata.response_code = rcode;
     response.metadata.recursion_desired = request.metadata.recursion_desired;
-    response.add_queries(request.queries.iter().cloned());
+    // The question is echoed only when there is one: several are malformed (RFC 9619), and echoing them
+    // all could make the answer larger than the client's datagram.
+    if let [query] = request.queries.as_slice() {
+        response.add_query(query.clone());
+    }
     // Encoding a header and a question that were just decoded does not fail; the bare header is the
     // fallback that always encodes.
     response.to_vec().unwrap_or_else(|_| {

@@ -494,6 +494,27 @@ fn malformed_bytes_get_formerr_or_silence_over_udp() {
     );
 }
 
+/// A fuzzer's find: an IXFR question followed by seventeen more, whose names the encoder cannot compress as
+/// the request did. Echoing every question made a 1,244-byte FORMERR to a 1,117-byte request without EDNS.
+#[test]
+fn a_transfer_with_many_questions_gets_a_formerr_that_fits_the_datagram() {
+    let s = served(Limits::default());
+    let request = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/multi-question-ixfr.bin"
+    ))
+    .expect("the fuzzer's input");
+    assert_eq!(
+        u16::from_be_bytes([request[4], request[5]]),
+        18,
+        "the input has 18 questions"
+    );
+    let answer = udp_exchange(s.port(), &request).expect("an answer");
+    assert_eq!(rcode(&answer), 1, "FORMERR");
+    assert!(answer.len() <= 512, "{} bytes to a request without EDNS", answer.len());
+    assert_eq!(u16::from_be_bytes([answer[4], answer[5]]), 0, "no question echoed");
+}
+
 fn tcp_send(stream: &mut TcpStream, message: &[u8]) {
     let len = u16::try_from(message.len()).expect("length");
     stream.write_all(&len.to_be_bytes()).expect("write");
