@@ -91,11 +91,17 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
     let code = match cli.command {
         None if cli.flags.webhook.webhook_server => {
             let settings = checked(&cli.flags, settings::webhook::server)?;
+            checked(&cli.flags, |f| {
+                settings::dns_server::dnssec_refused_here(f, "--webhook-server")
+            })?;
             settings::log_warnings(&cli.flags);
             exit(runtime.block_on(webhook_server::run(&settings)).map(|()| 0))
         }
         None if cli.flags.provider.dns_provider_crds => {
             let fleet = checked(&cli.flags, |f| settings::fleet::fleet(f, command_line))?;
+            checked(&cli.flags, |f| {
+                settings::dns_server::dnssec_refused_here(f, "--dns-provider-crds")
+            })?;
             exit(runtime.block_on(dns_providers::run(&fleet)).map(|()| 0))
         }
         None => {

@@ -230,6 +230,18 @@ pub fn dnssec(flags: &Flags) -> Result<Option<DnssecSettings>, ValidationError> 
     }))
 }
 
+/// Refuses `--dns-server-dnssec-zone` where nothing would sign (the webhook server, `--dns-provider-crds`):
+/// only the controller command reads the keys yet, and a zone believed signed but served unsigned is worse
+/// than a refused start.
+pub fn dnssec_refused_here(flags: &Flags, mode: &str) -> Result<(), ValidationError> {
+    match dnssec(flags)? {
+        Some(_) => fail(format!(
+            "--dns-server-dnssec-zone: signing runs in the controller command only, not with {mode} (docs/dnssec.md)"
+        )),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,5 +475,21 @@ mod dnssec_tests {
             let flag = bad.split('=').next().unwrap_or_default();
             assert!(err.0.contains(flag), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn signing_is_refused_where_nothing_would_sign() {
+        let flags = |args: &[&str]| {
+            let all = [
+                "--source=service",
+                "--provider=dns-server",
+                "--dns-server-zone=example.org",
+            ];
+            crate::settings::tests::test_flags(all.iter().chain(args).copied())
+        };
+        assert!(dnssec_refused_here(&flags(&[]), "--webhook-server").is_ok());
+        let err = dnssec_refused_here(&flags(&["--dns-server-dnssec-zone=example.org"]), "--webhook-server")
+            .expect_err("refused");
+        assert!(err.0.contains("--webhook-server"), "{err}");
     }
 }
