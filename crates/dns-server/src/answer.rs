@@ -337,7 +337,7 @@ impl RawHeader {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use extdns_endpoint::RecordType as EndpointType;
     use hickory_proto::op::{MessageType, Query};
     use hickory_proto::rr::Record;
@@ -349,11 +349,11 @@ mod tests {
     use crate::zones::{RrSet, SetOrigin, Zones};
 
     /// Spelt as written (`from_str` would lower-case it).
-    fn name(s: &str) -> Name {
+    pub(crate) fn name(s: &str) -> Name {
         Name::from_ascii(s).expect("test name")
     }
 
-    fn set(data: Vec<RData>) -> RrSet {
+    pub(crate) fn set(data: Vec<RData>) -> RrSet {
         RrSet {
             record_type: data[0].record_type(),
             ttl: 60,
@@ -365,11 +365,11 @@ mod tests {
         }
     }
 
-    fn a(ip: &str) -> RData {
+    pub(crate) fn a(ip: &str) -> RData {
         RData::A(A(ip.parse().expect("test address")))
     }
 
-    fn cname(target: &str) -> RData {
+    pub(crate) fn cname(target: &str) -> RData {
         RData::CNAME(CNAME(name(target)))
     }
 

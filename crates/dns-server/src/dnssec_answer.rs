@@ -189,40 +189,20 @@ fn last_name(qname: &Name, qtype: RecordType, answers: &[Record]) -> Name {
 
 #[cfg(test)]
 mod tests {
-    use extdns_endpoint::RecordType as EndpointType;
-    use hickory_proto::dnssec::rdata::{DNSKEY, DNSSECRData, RRSIG};
+    use hickory_proto::dnssec::rdata::{DNSKEY, DNSSECRData, NSEC, RRSIG};
     use hickory_proto::dnssec::{PublicKey, TBS};
     use hickory_proto::op::{Edns, Message, MessageType, OpCode, Query, ResponseCode};
-    use hickory_proto::rr::rdata::{A, CNAME, NS};
-    use hickory_proto::rr::{DNSClass, LowerName, Name, RData, Record, RecordType};
+    use hickory_proto::rr::rdata::NS;
+    use hickory_proto::rr::{DNSClass, LowerName, RData, Record, RecordType};
 
     use crate::answer::respond;
+    use crate::answer::tests::{a, cname, name, set};
     use crate::config::Limits;
     use crate::dnssec::denial::NXNAME;
     use crate::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
     use crate::metrics::Transport;
+    use crate::zones::Zones;
     use crate::zones::tests::zone_config;
-    use crate::zones::{RrSet, SetOrigin, Zones};
-
-    fn name(s: &str) -> Name {
-        Name::from_ascii(s).expect("test name")
-    }
-
-    fn set(data: Vec<RData>) -> RrSet {
-        RrSet {
-            record_type: data[0].record_type(),
-            ttl: 300,
-            data,
-            origin: SetOrigin::Managed {
-                record_type: EndpointType::A,
-                spelt: None,
-            },
-        }
-    }
-
-    fn a(ip: &str) -> RData {
-        RData::A(A(ip.parse().expect("test address")))
-    }
 
     /// A signed example.org.: web (A), www (CNAME web), chain (CNAME www), *.wild (A), sub (delegated).
     fn signed(algorithm: KeyAlgorithm) -> Zones {
@@ -236,11 +216,8 @@ mod tests {
                 zone.put(&name(n), set(data));
             };
             put("web.example.org.", vec![a("192.0.2.1"), a("192.0.2.2")]);
-            put("www.example.org.", vec![RData::CNAME(CNAME(name("web.example.org.")))]);
-            put(
-                "chain.example.org.",
-                vec![RData::CNAME(CNAME(name("www.example.org.")))],
-            );
+            put("www.example.org.", vec![cname("web.example.org.")]);
+            put("chain.example.org.", vec![cname("www.example.org.")]);
             put("*.wild.example.org.", vec![a("192.0.2.4")]);
             put("sub.example.org.", vec![RData::NS(NS(name("ns.sub.example.org.")))]);
             put("ns.sub.example.org.", vec![a("192.0.2.6")]);
@@ -292,6 +269,17 @@ mod tests {
         covered
     }
 
+    /// The NSEC record of `section` and its data.
+    fn nsec_of(section: &[Record]) -> (&Record, &NSEC) {
+        section
+            .iter()
+            .find_map(|r| match &r.data {
+                RData::DNSSEC(DNSSECRData::NSEC(data)) => Some((r, data)),
+                _ => None,
+            })
+            .expect("an NSEC")
+    }
+
     fn has(section: &[Record], record_type: RecordType) -> bool {
         section.iter().any(|r| r.record_type() == record_type)
     }
@@ -336,15 +324,8 @@ mod tests {
         };
         assert_eq!(sig.input().num_labels, 3, "the labels of *.wild.example.org.");
         assert_eq!(verify(&r.authorities, &key), [RecordType::NSEC]);
-        let nsec = r
-            .authorities
-            .iter()
-            .find(|r| r.record_type() == RecordType::NSEC)
-            .expect("nsec");
+        let (nsec, data) = nsec_of(&r.authorities);
         let qname = name("a.b.wild.example.org.");
-        let RData::DNSSEC(DNSSECRData::NSEC(data)) = &nsec.data else {
-            panic!("nsec")
-        };
         assert!(nsec.name < qname && &qname < data.next_domain_name());
     }
 
@@ -358,14 +339,7 @@ mod tests {
         let mut types = verify(&r.authorities, &key);
         types.sort_by_key(|t| u16::from(*t));
         assert_eq!(types, [RecordType::SOA, RecordType::NSEC]);
-        let nsec = r
-            .authorities
-            .iter()
-            .find(|r| r.record_type() == RecordType::NSEC)
-            .expect("nsec");
-        let RData::DNSSEC(DNSSECRData::NSEC(data)) = &nsec.data else {
-            panic!("nsec")
-        };
+        let (nsec, data) = nsec_of(&r.authorities);
         assert_eq!(nsec.name, name("nope.example.org."));
         assert!(data.type_bit_maps().any(|t| t == NXNAME));
         // Without DO the answer stays a plain NXDOMAIN.
@@ -379,27 +353,13 @@ mod tests {
         let key = dnskey(&zones);
         let r = ask(&zones, "web.example.org.", RecordType::AAAA, true);
         verify(&r.authorities, &key);
-        let nsec = r
-            .authorities
-            .iter()
-            .find(|r| r.record_type() == RecordType::NSEC)
-            .expect("nsec");
-        let RData::DNSSEC(DNSSECRData::NSEC(data)) = &nsec.data else {
-            panic!("nsec")
-        };
+        let (_, data) = nsec_of(&r.authorities);
         let types: Vec<RecordType> = data.type_bit_maps().collect();
         assert!(types.contains(&RecordType::A) && !types.contains(&RecordType::AAAA) && !types.contains(&NXNAME));
         let referral = ask(&zones, "host.sub.example.org.", RecordType::A, true);
         assert!(!referral.metadata.authoritative);
         assert_eq!(verify(&referral.authorities, &key), [RecordType::NSEC]);
-        let nsec = referral
-            .authorities
-            .iter()
-            .find(|r| r.record_type() == RecordType::NSEC)
-            .expect("nsec");
-        let RData::DNSSEC(DNSSECRData::NSEC(data)) = &nsec.data else {
-            panic!("nsec")
-        };
+        let (_, data) = nsec_of(&referral.authorities);
         assert!(data.type_bit_maps().any(|t| t == RecordType::NS));
         assert!(
             !data
