@@ -6,51 +6,18 @@
 
 #![no_main]
 
-use std::str::FromStr;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use extdns_dns_server::server::fuzzing::QueryPath;
-use extdns_dns_server::{DnsServerProvider, ServerConfig, ZoneConfig, Zones};
-use extdns_endpoint::{Change, Endpoint, RecordType};
 use hickory_proto::op::{Message, MessageType};
-use hickory_proto::rr::Name;
 use libfuzzer_sys::fuzz_target;
 
-fn name(s: &str) -> Name {
-    Name::from_str(s).expect("fixed name")
-}
+#[path = "shared/fixed_zone.rs"]
+mod fixed_zone;
 
 fn path() -> &'static QueryPath {
     static PATH: OnceLock<QueryPath> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let zone = ZoneConfig::new(
-            name("example.org."),
-            name("ns1.example.org."),
-            Some("192.0.2.53".parse().expect("fixed address")),
-        )
-        .expect("fixed zone");
-        let config = Arc::new(ServerConfig::new(Vec::new(), vec![zone]));
-        let zones = Arc::new(Zones::new(&config.zones, 1, config.limits));
-        let provider = DnsServerProvider::new(zones.clone(), 60);
-        let many: Vec<String> = (0..120).map(|i| format!("10.0.0.{i}")).collect();
-        let endpoints = [
-            Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]),
-            Endpoint::new("www.example.org", RecordType::Cname, ["web.example.org"]),
-            Endpoint::new("loop.example.org", RecordType::Cname, ["loop.example.org"]),
-            Endpoint::new("a.b.c.example.org", RecordType::Aaaa, ["2001:db8::1"]),
-            Endpoint::new("*.wild.example.org", RecordType::Txt, ["\"wild\""]),
-            Endpoint::new("sub.example.org", RecordType::Ns, ["ns.sub.example.org"]),
-            Endpoint::new("ns.sub.example.org", RecordType::A, ["192.0.2.6"]),
-            Endpoint::new("mail.example.org", RecordType::Mx, ["10 web.example.org"]),
-            Endpoint::new("big.example.org", RecordType::A, many),
-        ];
-        let changes: Vec<Change> = endpoints.into_iter().map(Change::Create).collect();
-        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
-        runtime
-            .block_on(extdns_provider::apply_changes(&provider, &changes))
-            .expect("the fixed zone applies");
-        QueryPath::new(zones, config)
-    })
+    PATH.get_or_init(|| fixed_zone::query_path(fixed_zone::example_org()))
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -153,3 +153,8 @@ external-dns up to v0.20 addressed it by; extdns asks discovery, which agrees fo
 {{- define "external-dns.selectorLabels" -}}{{ include "extdns.selectorLabels" . }}{{- end }}
 {{- define "external-dns.serviceAccountName" -}}{{ include "extdns.serviceAccountName" . }}{{- end }}
 {{- define "external-dns.image" -}}{{ include "extdns.image" . }}{{- end }}
+
+{{/* extdns only: the Secret the built-in DNS server's DNSSEC keys are kept in (`dnsServer.dnssec.secret`). */}}
+{{- define "extdns.dnssecSecret" -}}
+{{- .Values.dnsServer.dnssec.secret | default (printf "%s-dnssec-keys" (include "extdns.fullname" .)) -}}
+{{- end }}

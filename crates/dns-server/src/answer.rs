@@ -36,7 +36,7 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
     if let Some(edns) = &request.edns {
         let mut ours = Edns::new();
         ours.set_max_payload(OUR_PAYLOAD);
-        // RFC 3225 §3: the DO bit is copied; there is no DNSSEC data to go with it.
+        // RFC 3225 §3: the DO bit is copied; a signed zone's answer then carries its DNSSEC records.
         ours.set_dnssec_ok(edns.flags().dnssec_ok);
         response.edns = Some(ours);
         if edns.version() > 0 {
@@ -96,6 +96,11 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
     };
     response.metadata.authoritative = true;
     resolve(zone, query.name(), name, query.query_type(), &mut response);
+    let dnssec_ok = request.edns.as_ref().is_some_and(|e| e.flags().dnssec_ok);
+    if let (true, Some(signing)) = (dnssec_ok, zone.signing()) {
+        let now = crate::dnssec::now();
+        crate::dnssec_answer::add_dnssec(zone, signing, query.name(), query.query_type(), &mut response, now);
+    }
     response
 }
 
@@ -332,7 +337,7 @@ impl RawHeader {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use extdns_endpoint::RecordType as EndpointType;
     use hickory_proto::op::{MessageType, Query};
     use hickory_proto::rr::Record;
@@ -344,11 +349,11 @@ mod tests {
     use crate::zones::{RrSet, SetOrigin, Zones};
 
     /// Spelt as written (`from_str` would lower-case it).
-    fn name(s: &str) -> Name {
+    pub(crate) fn name(s: &str) -> Name {
         Name::from_ascii(s).expect("test name")
     }
 
-    fn set(data: Vec<RData>) -> RrSet {
+    pub(crate) fn set(data: Vec<RData>) -> RrSet {
         RrSet {
             record_type: data[0].record_type(),
             ttl: 60,
@@ -360,11 +365,11 @@ mod tests {
         }
     }
 
-    fn a(ip: &str) -> RData {
+    pub(crate) fn a(ip: &str) -> RData {
         RData::A(A(ip.parse().expect("test address")))
     }
 
-    fn cname(target: &str) -> RData {
+    pub(crate) fn cname(target: &str) -> RData {
         RData::CNAME(CNAME(name(target)))
     }
 

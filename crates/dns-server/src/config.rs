@@ -62,6 +62,8 @@ pub struct ZoneConfig {
     pub name_servers: Vec<Name>,
     /// Addresses of in-zone name servers (glue), served as their A/AAAA records.
     pub glue: Vec<(Name, IpAddr)>,
+    /// Signed with this key when set (`--dns-server-dnssec-zone`); unsigned by default.
+    pub dnssec: Option<crate::dnssec::DnssecConfig>,
 }
 
 /// A secondary allowed to transfer (`--dns-server-secondary`): its address, and the key it must sign with.

@@ -25,6 +25,9 @@
 
 mod answer;
 pub mod config;
+pub mod dnssec;
+mod dnssec_answer;
+pub mod dnssec_renew;
 pub mod metrics;
 mod notify;
 pub mod provider;

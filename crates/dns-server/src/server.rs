@@ -129,6 +129,14 @@ impl DnsServer {
             ));
         }
         tasks.spawn(self.handler.transfers.clone().notify(shutdown.clone()));
+        if self.handler.zones.read().zones().iter().any(|z| z.signing().is_some()) {
+            let every = crate::dnssec_renew::RENEW_EVERY;
+            tasks.spawn(crate::dnssec_renew::renew_until(
+                self.handler.zones.clone(),
+                every,
+                shutdown.clone(),
+            ));
+        }
         shutdown.cancelled().await;
         while tasks.join_next().await.is_some() {}
     }

@@ -198,6 +198,7 @@ impl ZoneConfig {
                         .map(|ip| (s.name.clone(), ip))
                 })
                 .collect(),
+            dnssec: None,
             origin,
         })
     }

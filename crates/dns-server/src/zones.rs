@@ -16,6 +16,7 @@ use hickory_proto::rr::{LowerName, Name, RData, Record, RecordType};
 use tokio::sync::watch;
 
 use crate::config::{Limits, ZoneConfig};
+use crate::dnssec::ZoneSigning;
 
 /// Every zone the server answers for, shared by the provider (which writes) and the listeners (which read).
 #[derive(Debug)]
@@ -55,6 +56,20 @@ impl Zones {
     /// Tells subscribers a write changed at least one zone.
     pub(crate) fn changed(&self) {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Puts `set` at `name` without signing it: what a server whose data changed behind its signer, or a
+    /// forger on the path, would serve under the old signature. For the tests that validators call it
+    /// bogus; never used by the server.
+    #[doc(hidden)]
+    pub fn put_behind_signer(&self, name: &Name, set: RrSet) {
+        let mut all = self.write();
+        let Some(zone) = all.zone_for_mut(&LowerName::new(name)) else {
+            return;
+        };
+        let signing = zone.signing.take();
+        zone.put(name, set);
+        zone.signing = signing;
     }
 }
 
@@ -106,6 +121,8 @@ pub struct Zone {
     journal: Journal,
     /// Records served, SOA and configured ones included.
     records: usize,
+    /// The signer and signatures of a signed zone (`--dns-server-dnssec-zone`).
+    signing: Option<Box<ZoneSigning>>,
 }
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
@@ -237,9 +254,11 @@ impl Zone {
             nodes: HashMap::new(),
             journal: Journal::new(limits.journal_changes),
             records: 0,
+            signing: None,
             config,
         };
         let apex = zone.config.origin.clone();
+        zone.signing = crate::dnssec::signing_of(&zone.config.origin, zone.config.dnssec.as_ref());
         let soa = RrSet {
             record_type: RecordType::SOA,
             ttl: zone.config.ttl,
@@ -259,6 +278,15 @@ impl Zone {
         };
         zone.put(&apex, soa);
         zone.put(&apex, ns);
+        for data in crate::dnssec::apex_data(&apex, zone.config.dnssec.as_ref()) {
+            let set = RrSet {
+                record_type: data.record_type(),
+                ttl: zone.config.ttl,
+                data: vec![data],
+                origin: SetOrigin::Config,
+            };
+            zone.put(&apex, set);
+        }
         let mut glue: HashMap<(Name, RecordType), Vec<RData>> = HashMap::new();
         for (name, ip) in zone.config.glue.clone() {
             if !zone.origin.zone_of(&LowerName::new(&name)) {
@@ -360,6 +388,41 @@ impl Zone {
         &self.journal
     }
 
+    /// The signer and signatures, when the zone is signed.
+    pub fn signing(&self) -> Option<&ZoneSigning> {
+        self.signing.as_deref()
+    }
+
+    /// Signs `set` at `name` when the zone is signed (a delegation's NS set is the child's: unsigned).
+    fn sign(&mut self, name: &Name, set: &RrSet) {
+        let Some(signing) = self.signing.as_mut() else { return };
+        if set.record_type == RecordType::NS && LowerName::new(name) != self.origin {
+            return;
+        }
+        let now = crate::dnssec::now();
+        if let Err(e) = signing.sign_set(name, set.ttl, &set.data, now) {
+            tracing::warn!(zone = %self.config.origin, %name, record_type = ?set.record_type, error = %e, "cannot sign a record set");
+        }
+    }
+
+    /// Signs the set (`name`, `record_type`) again at `now`; `false` when the set is gone.
+    pub(crate) fn resign(
+        &mut self,
+        name: &LowerName,
+        record_type: RecordType,
+        now: u32,
+    ) -> Result<bool, crate::dnssec::DnssecError> {
+        let (Some(node), Some(signing)) = (self.nodes.get(name), self.signing.as_mut()) else {
+            return Ok(false);
+        };
+        let Some(set) = node.rrset(record_type) else {
+            signing.forget(name, record_type);
+            return Ok(false);
+        };
+        signing.sign_set(&node.name, set.ttl, &set.data, now)?;
+        Ok(true)
+    }
+
     /// Checks that a change of the set (`name`, `record_type`) may be made: `exists` says what the change
     /// expects (`Some(true)`: an update or delete, `Some(false)`: a create).
     pub(crate) fn check(&self, name: &LowerName, record_type: RecordType, create: bool) -> Result<(), ChangeError> {
@@ -401,6 +464,7 @@ impl Zone {
             self.add_node(name);
         }
         self.records += set.data.len();
+        self.sign(name, &set);
         let node = self.nodes.get_mut(&key)?;
         let old = match node.rrsets.iter_mut().find(|r| r.record_type == set.record_type) {
             Some(slot) => Some(std::mem::replace(slot, set)),
@@ -421,6 +485,9 @@ impl Zone {
         let at = node.rrsets.iter().position(|r| r.record_type == record_type)?;
         let old = node.rrsets.remove(at);
         self.records -= old.data.len();
+        if let Some(signing) = self.signing.as_mut() {
+            signing.forget(name, record_type);
+        }
         self.prune(name.clone());
         Some(old)
     }
@@ -440,6 +507,15 @@ impl Zone {
             .and_then(|n| n.rrsets.iter_mut().find(|r| r.record_type == RecordType::SOA))
         {
             set.data = vec![soa];
+        }
+        if let Some(set) = self
+            .nodes
+            .get(&self.origin)
+            .and_then(|n| n.rrset(RecordType::SOA))
+            .cloned()
+        {
+            let apex = self.config.origin.clone();
+            self.sign(&apex, &set);
         }
         // A diff as large as half the zone is no cheaper to send than the zone itself (RFC 1995 lets a
         // server answer any IXFR with the whole zone), so the journal never holds more than that: a first

@@ -123,6 +123,37 @@ pub enum Command {
         after_help = "Example: extdns webhook-conformance --url http://127.0.0.1:8888 --zone example.org"
     )]
     WebhookConformance(WebhookConformanceArgs),
+    /// The built-in DNS server's DNSSEC keys: the DS records for the parent zones, or a Secret of new keys.
+    #[command(subcommand)]
+    Dnssec(DnssecCommand),
+}
+
+/// `extdns dnssec`'s commands (docs/dnssec.md).
+#[derive(Debug, Clone, Subcommand)]
+pub enum DnssecCommand {
+    /// Print the DS record of each signed zone, to give its parent (reads the keys, never makes them).
+    #[command(
+        long_about = "Reads the signed zones' keys where the controller keeps them (the Secret of \
+            --dns-server-dnssec-secret, on the API server or in --manifests) and prints each zone's DS record \
+            as a zone-file line for its parent. Takes every controller flag, so a Deployment's arguments can be \
+            pasted.",
+        after_help = "Example: extdns dnssec ds --provider=dns-server --source=service --dns-server-zone=example.org \
+            --dns-server-dnssec-zone=example.org"
+    )]
+    Ds(DnssecArgs),
+    /// Print a Secret (JSON, which kubectl reads as YAML) with new keys for the signed zones, for --manifests.
+    Secret(DnssecArgs),
+}
+
+/// `extdns dnssec`'s arguments: the zones asked about and every controller flag.
+#[derive(Debug, Clone, Args)]
+pub struct DnssecArgs {
+    /// Only these signed zones (repeatable); every --dns-server-dnssec-zone by default.
+    #[arg(long = "zone", id = "dnssec-zone", value_name = "ZONE", help_heading = "Output")]
+    pub zone: Vec<String>,
+    /// Every controller flag, so a Deployment's arguments can be pasted.
+    #[command(flatten)]
+    pub flags: Flags,
 }
 
 /// `extdns webhook-conformance`'s arguments.
@@ -1242,6 +1273,23 @@ pub struct DnsServerFlags {
     /// Pass secrets as EXTERNAL_DNS_DNS_SERVER_TSIG_KEY (one key a line).
     #[arg(long, value_name = "NAME:ALGORITHM:BASE64-SECRET")]
     pub dns_server_tsig_key: Vec<String>,
+
+    // --- DNSSEC signing (docs/dnssec.md) ---
+    /// A --dns-server-zone to sign with DNSSEC (repeatable). Its key is read from --dns-server-dnssec-secret,
+    /// or generated on first start and kept there, so every replica signs with the same key.
+    #[arg(long, value_name = "ZONE")]
+    pub dns_server_dnssec_zone: Vec<String>,
+    /// The algorithm of keys generated for signed zones: ECDSAP256SHA256 (13) or ED25519 (15). A key
+    /// already in the Secret keeps its own.
+    #[arg(long, value_name = "ALGORITHM", default_value = "ECDSAP256SHA256")]
+    pub dns_server_dnssec_algorithm: String,
+    /// The Secret the signed zones' keys are kept in, in the controller's namespace (`NAMESPACE/NAME` for
+    /// another); with --manifests it is read from the manifest files.
+    #[arg(long, value_name = "[NAMESPACE/]NAME", default_value = "extdns-dnssec-keys")]
+    pub dns_server_dnssec_secret: String,
+    /// How long a new signature is valid; signatures are renewed once less than half of it remains.
+    #[arg(long, value_name = "DURATION", default_value = "336h0m0s", value_parser = duration::parse)]
+    pub dns_server_dnssec_validity: Duration,
 }
 
 // ------------------------------------------------------------------------------------ extdns's own flags

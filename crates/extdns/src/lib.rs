@@ -25,6 +25,7 @@
 pub use extdns_kube_sinks::crd_status;
 pub mod dns_providers;
 pub mod dns_server;
+pub mod dnssec_keys;
 pub mod endpoints;
 pub use extdns_kube_sinks::events;
 pub mod flags;
@@ -41,7 +42,7 @@ pub mod wiring;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-pub use flags::{Cli, Command, Flags};
+pub use flags::{Cli, Command, DnssecCommand, Flags};
 pub use settings::{Settings, ValidationError};
 pub use wiring::build_pipeline;
 
@@ -90,17 +91,25 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
     let code = match cli.command {
         None if cli.flags.webhook.webhook_server => {
             let settings = checked(&cli.flags, settings::webhook::server)?;
+            checked(&cli.flags, |f| {
+                settings::dns_server::dnssec_refused_here(f, "--webhook-server")
+            })?;
             settings::log_warnings(&cli.flags);
             exit(runtime.block_on(webhook_server::run(&settings)).map(|()| 0))
         }
         None if cli.flags.provider.dns_provider_crds => {
             let fleet = checked(&cli.flags, |f| settings::fleet::fleet(f, command_line))?;
+            checked(&cli.flags, |f| {
+                settings::dns_server::dnssec_refused_here(f, "--dns-provider-crds")
+            })?;
             exit(runtime.block_on(dns_providers::run(&fleet)).map(|()| 0))
         }
         None => {
             let settings = checked(&cli.flags, settings::controller)?;
+            let dnssec = checked(&cli.flags, settings::dns_server::dnssec)?;
             settings::log_warnings(&cli.flags);
-            match runtime.block_on(run::run(&settings)) {
+            let run = async { run::run(&dnssec_keys::with_keys(settings, dnssec.as_ref()).await?).await };
+            match runtime.block_on(run) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {}", error_text(&e));
@@ -146,6 +155,19 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
         Some(Command::WebhookConformance(args)) => {
             let mut stdout = std::io::stdout().lock();
             ExitCode::from(runtime.block_on(webhook_conformance::run(&args, &mut stdout)))
+        }
+        Some(Command::Dnssec(command)) => {
+            let (DnssecCommand::Ds(args) | DnssecCommand::Secret(args)) = &command;
+            let settings = checked(&args.flags, settings::controller)?;
+            let dnssec = checked(&args.flags, settings::dns_server::dnssec)?;
+            let mut stdout = std::io::stdout().lock();
+            let zones = &args.zone;
+            exit(match command {
+                DnssecCommand::Ds(_) => {
+                    runtime.block_on(dnssec_keys::print_ds(&settings, dnssec.as_ref(), zones, &mut stdout))
+                }
+                DnssecCommand::Secret(_) => dnssec_keys::print_secret(dnssec.as_ref(), zones, &mut stdout),
+            })
         }
     };
     Ok(code)

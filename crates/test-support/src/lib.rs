@@ -62,6 +62,8 @@ pub mod tls;
 pub mod tls_proxy;
 pub mod xml_tree;
 
+pub mod validator;
+
 use std::io::Write;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};

@@ -21,6 +21,10 @@ pub struct Served {
     pub provider: DnsServerProvider,
     #[allow(dead_code, reason = "the transfer suite reads the serial; the query suite does not")]
     pub zones: Arc<Zones>,
+    #[allow(
+        dead_code,
+        reason = "the query and transfer suites read the metrics; the dnssec suite does not"
+    )]
     pub metrics: ServerMetrics,
     pub runtime: tokio::runtime::Runtime,
     shutdown: CancellationToken,
@@ -34,6 +38,7 @@ impl Drop for Served {
 
 impl Served {
     /// The server with these secondaries (NOTIFY and transfers), TSIG keys and limits.
+    #[allow(dead_code, reason = "the dnssec suite serves a configuration of its own")]
     pub fn start(secondaries: Vec<Secondary>, keys: Vec<TsigKey>, limits: Limits) -> Served {
         let config = Arc::new(ServerConfig {
             secondaries,
@@ -41,6 +46,12 @@ impl Served {
             limits,
             ..ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone_config()])
         });
+        Served::serve(config)
+    }
+
+    /// The server of `config`, listening on its first address.
+    pub fn serve(config: Arc<ServerConfig>) -> Served {
+        let limits = config.limits;
         let zones = Arc::new(Zones::new(&config.zones, 2_026_010_100, limits));
         let provider = DnsServerProvider::new(zones.clone(), 60);
         let metrics = ServerMetrics::default();

@@ -153,6 +153,95 @@ fn seconds(flag: &str, d: Duration, min: u32) -> Result<u32, ValidationError> {
     soa_seconds(d, min).map_err(|e| refused(flag, &extdns_endpoint::go_duration::format(d), &e))
 }
 
+// --- DNSSEC signing: `--dns-server-dnssec-*` ---
+
+/// The signed zones and where their keys are kept (`--dns-server-dnssec-*`); the keys themselves are read
+/// or made by `crate::dnssec_keys`, which talks to the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DnssecSettings {
+    /// The zones to sign, each one of `--dns-server-zone`.
+    pub zones: Vec<Name>,
+    /// The algorithm of keys generated.
+    pub algorithm: extdns_dns_server::dnssec::KeyAlgorithm,
+    /// The Secret's namespace; `None` for the controller's own.
+    pub namespace: Option<String>,
+    /// The Secret's name.
+    pub secret: String,
+    /// How long a new signature is valid, in seconds.
+    pub validity_secs: u32,
+}
+
+/// The shortest validity taken: renewal starts at half of it and a signature begins an hour back.
+const MIN_VALIDITY: u32 = 4 * 3_600;
+
+/// `--dns-server-dnssec-*`: `None` when no zone is signed; each signed zone must be served.
+pub fn dnssec(flags: &Flags) -> Result<Option<DnssecSettings>, ValidationError> {
+    let f = &flags.dns_server;
+    let signed: Vec<&str> = given(&f.dns_server_dnssec_zone).collect();
+    if signed.is_empty() {
+        return Ok(None);
+    }
+    let served = zones(&f.dns_server_zone)?;
+    let mut zones_signed: Vec<Name> = Vec::new();
+    for value in signed {
+        let zone = name("--dns-server-dnssec-zone", value)?;
+        if !served.contains(&zone) {
+            return fail(format!(
+                "--dns-server-dnssec-zone={value}: not a --dns-server-zone; only a zone the server answers for can \
+                 be signed"
+            ));
+        }
+        if !zones_signed.contains(&zone) {
+            zones_signed.push(zone);
+        }
+    }
+    let algorithm = f
+        .dns_server_dnssec_algorithm
+        .parse()
+        .map_err(|e| ValidationError(format!("--dns-server-dnssec-algorithm: {e}")))?;
+    let secret = f.dns_server_dnssec_secret.trim();
+    let (namespace, secret) = match secret.split_once('/') {
+        Some((ns, name)) => (Some(ns.to_owned()), name),
+        None => (None, secret),
+    };
+    let valid = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 253
+            && s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+    };
+    if !valid(secret) || namespace.as_deref().is_some_and(|n| !valid(n)) {
+        return fail(format!(
+            "--dns-server-dnssec-secret={}: want a Secret name, or NAMESPACE/NAME (lower case, digits, '-', '.')",
+            f.dns_server_dnssec_secret
+        ));
+    }
+    let validity_secs = seconds(
+        "--dns-server-dnssec-validity",
+        f.dns_server_dnssec_validity,
+        MIN_VALIDITY,
+    )?;
+    Ok(Some(DnssecSettings {
+        zones: zones_signed,
+        algorithm,
+        namespace,
+        secret: secret.to_owned(),
+        validity_secs,
+    }))
+}
+
+/// Refuses `--dns-server-dnssec-zone` where nothing would sign (the webhook server, `--dns-provider-crds`):
+/// only the controller command reads the keys yet, and a zone believed signed but served unsigned is worse
+/// than a refused start.
+pub fn dnssec_refused_here(flags: &Flags, mode: &str) -> Result<(), ValidationError> {
+    match dnssec(flags)? {
+        Some(_) => fail(format!(
+            "--dns-server-dnssec-zone: signing runs in the controller command only, not with {mode} (docs/dnssec.md)"
+        )),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,5 +422,74 @@ mod tests {
         // The algorithm errors say why: md5 is refused as insecure, an unknown name lists the known ones.
         assert!(error(&[z, "--dns-server-tsig-key=xfr:hmac-md5:c2VjcmV0"]).contains("hmac-sha256"));
         assert!(error(&[z, "--dns-server-tsig-key=xfr:sha999:c2VjcmV0"]).contains("hmac-sha512"));
+    }
+}
+
+#[cfg(test)]
+mod dnssec_tests {
+    use extdns_dns_server::dnssec::KeyAlgorithm;
+
+    use super::*;
+
+    fn dnssec_of(args: &[&str]) -> Result<Option<DnssecSettings>, ValidationError> {
+        let all = [
+            "--source=service",
+            "--provider=dns-server",
+            "--dns-server-zone=example.org",
+        ];
+        dnssec(&crate::settings::tests::test_flags(all.iter().chain(args).copied()))
+    }
+
+    #[test]
+    fn signing_is_off_unless_a_zone_is_named_and_named_zones_must_be_served() {
+        assert_eq!(dnssec_of(&[]).expect("valid"), None);
+        let on = dnssec_of(&["--dns-server-dnssec-zone=Example.ORG."])
+            .expect("valid")
+            .expect("on");
+        assert_eq!(on.zones, [Name::from_ascii("example.org.").expect("name")]);
+        assert_eq!(on.algorithm, KeyAlgorithm::EcdsaP256);
+        assert_eq!((on.namespace, on.secret.as_str()), (None, "extdns-dnssec-keys"));
+        assert_eq!(on.validity_secs, 14 * 86_400);
+        let err = dnssec_of(&["--dns-server-dnssec-zone=example.com"]).expect_err("not served");
+        assert!(err.0.contains("--dns-server-dnssec-zone=example.com"), "{err}");
+    }
+
+    #[test]
+    fn the_algorithm_secret_and_validity_are_checked() {
+        let zone = "--dns-server-dnssec-zone=example.org";
+        let ed = dnssec_of(&[
+            zone,
+            "--dns-server-dnssec-algorithm=ed25519",
+            "--dns-server-dnssec-secret=dns/keys",
+        ])
+        .expect("valid")
+        .expect("on");
+        assert_eq!(ed.algorithm, KeyAlgorithm::Ed25519);
+        assert_eq!((ed.namespace.as_deref(), ed.secret.as_str()), (Some("dns"), "keys"));
+        for bad in [
+            "--dns-server-dnssec-algorithm=RSASHA1",
+            "--dns-server-dnssec-secret=Keys!",
+            "--dns-server-dnssec-validity=1h",
+        ] {
+            let err = dnssec_of(&[zone, bad]).expect_err(bad);
+            let flag = bad.split('=').next().unwrap_or_default();
+            assert!(err.0.contains(flag), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn signing_is_refused_where_nothing_would_sign() {
+        let flags = |args: &[&str]| {
+            let all = [
+                "--source=service",
+                "--provider=dns-server",
+                "--dns-server-zone=example.org",
+            ];
+            crate::settings::tests::test_flags(all.iter().chain(args).copied())
+        };
+        assert!(dnssec_refused_here(&flags(&[]), "--webhook-server").is_ok());
+        let err = dnssec_refused_here(&flags(&["--dns-server-dnssec-zone=example.org"]), "--webhook-server")
+            .expect_err("refused");
+        assert!(err.0.contains("--webhook-server"), "{err}");
     }
 }
