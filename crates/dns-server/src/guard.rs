@@ -196,3 +196,170 @@ impl GuardCounters {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use hickory_proto::op::{Edns, MessageType, OpCode, Query};
+    use hickory_proto::rr::rdata::A;
+    use hickory_proto::rr::rdata::opt::{EdnsCode, EdnsOption};
+    use hickory_proto::rr::{Name, RData, Record, RecordType};
+
+    use super::*;
+
+    const SECRET: [u8; 16] = [9; 16];
+
+    fn request(cookie: Option<Vec<u8>>) -> Message {
+        let mut m = Message::new(7, MessageType::Query, OpCode::Query);
+        m.add_query(Query::query(
+            Name::from_ascii("web.example.org.").expect("name"),
+            RecordType::A,
+        ));
+        let mut edns = Edns::new();
+        if let Some(data) = cookie {
+            edns.options_mut().insert(EdnsOption::Unknown(10, data));
+        }
+        m.set_edns(edns);
+        m
+    }
+
+    /// A positive answer to `request`, with an OPT record as the answer side makes it.
+    fn answer(request: &Message) -> Message {
+        let mut r = cookie::refusal(request, ResponseCode::NoError, None);
+        r.metadata.authoritative = true;
+        r.answers.push(Record::from_rdata(
+            Name::from_ascii("web.example.org.").expect("name"),
+            60,
+            RData::A(A::new(192, 0, 2, 1)),
+        ));
+        r
+    }
+
+    fn asker(transport: Transport, ip: [u8; 4]) -> Asker {
+        Asker {
+            transport,
+            peer: SocketAddr::from((ip, 5353)),
+            now: Now {
+                unix: 1_000_000,
+                mono: 0,
+            },
+        }
+    }
+
+    fn guard(rate: u32) -> Guard {
+        let rrl = RrlConfig {
+            responses_per_second: rate,
+            window: Duration::from_secs(1),
+            slip: 2,
+            ..RrlConfig::default()
+        };
+        Guard::new(Some(CookieSecret::from_bytes(SECRET)), Some(rrl))
+    }
+
+    fn counters() -> GuardCounters {
+        GuardCounters::new(&ServerMetrics::default())
+    }
+
+    /// What the guard sends for `request` from `asker`: `None` for nothing.
+    fn through(g: &Guard, request: &Message, asker: &Asker) -> Option<Message> {
+        let c = counters();
+        let (cookie, response) = match g.admit(request, asker, &c) {
+            Ok(cookie) => (cookie, answer(request)),
+            Err(refused) => refused,
+        };
+        g.release(request, response, cookie, asker, &c)
+    }
+
+    fn cookie_of(m: &Message) -> Option<Vec<u8>> {
+        match m.edns.as_ref()?.option(EdnsCode::Cookie)? {
+            EdnsOption::Unknown(10, data) => Some(data.clone()),
+            _ => None,
+        }
+    }
+
+    /// A valid client+server cookie for a client at `ip`.
+    fn valid_cookie(ip: [u8; 4]) -> Vec<u8> {
+        let g = guard(100);
+        let r = through(&g, &request(Some(vec![1; 8])), &asker(Transport::Udp, ip)).expect("answered");
+        cookie_of(&r).expect("a server cookie")
+    }
+
+    #[test]
+    fn a_malformed_cookie_is_a_format_error() {
+        let r = through(
+            &guard(100),
+            &request(Some(vec![1; 5])),
+            &asker(Transport::Udp, [192, 0, 2, 1]),
+        )
+        .expect("answered");
+        assert_eq!(r.metadata.response_code, ResponseCode::FormErr);
+        assert!(r.answers.is_empty());
+    }
+
+    #[test]
+    fn a_wrong_server_cookie_gets_badcookie_and_a_fresh_one_over_udp_and_an_answer_over_tcp() {
+        let mut wrong = valid_cookie([192, 0, 2, 1]);
+        wrong[20] ^= 0xff;
+        let g = guard(100);
+        let r = through(
+            &g,
+            &request(Some(wrong.clone())),
+            &asker(Transport::Udp, [192, 0, 2, 1]),
+        )
+        .expect("sent");
+        assert_eq!(r.metadata.response_code, ResponseCode::BADCOOKIE);
+        assert!(r.answers.is_empty());
+        let fresh = cookie_of(&r).expect("a fresh cookie");
+        assert_eq!(fresh[..8], wrong[..8], "the client cookie echoed");
+        assert_ne!(fresh, wrong);
+        let again = through(&g, &request(Some(fresh)), &asker(Transport::Udp, [192, 0, 2, 1])).expect("sent");
+        assert_eq!(again.metadata.response_code, ResponseCode::NoError);
+        let tcp = through(&g, &request(Some(wrong)), &asker(Transport::Tcp, [192, 0, 2, 1])).expect("sent");
+        assert_eq!(tcp.metadata.response_code, ResponseCode::NoError);
+        assert_eq!(tcp.answers.len(), 1);
+    }
+
+    #[test]
+    fn a_client_cookie_alone_gets_an_answer_with_a_server_cookie() {
+        let r = through(
+            &guard(100),
+            &request(Some(vec![4; 8])),
+            &asker(Transport::Udp, [192, 0, 2, 1]),
+        )
+        .expect("sent");
+        assert_eq!(r.answers.len(), 1);
+        assert_eq!(cookie_of(&r).map(|c| c.len()), Some(24));
+        let plain = through(&guard(100), &request(None), &asker(Transport::Udp, [192, 0, 2, 1])).expect("sent");
+        assert_eq!(cookie_of(&plain), None, "no cookie asked, none sent");
+    }
+
+    #[test]
+    fn rate_limiting_spares_valid_cookies_and_tcp_and_slips_as_badcookie_or_tc() {
+        let g = guard(2);
+        let ip = [192, 0, 2, 1];
+        let udp = asker(Transport::Udp, ip);
+        let plain: Vec<Option<Message>> = (0..6).map(|_| through(&g, &request(None), &udp)).collect();
+        assert_eq!(plain.iter().flatten().filter(|m| !m.answers.is_empty()).count(), 2);
+        let slipped: Vec<&Message> = plain.iter().flatten().filter(|m| m.answers.is_empty()).collect();
+        assert_eq!(slipped.len(), 2, "every 2nd of 4 limited answers");
+        assert!(slipped.iter().all(|m| m.metadata.truncation));
+        assert_eq!(plain.iter().filter(|m| m.is_none()).count(), 2);
+        // A client that sent a cookie is slipped BADCOOKIE with a fresh one, which then passes.
+        let sends: Vec<Message> = (0..2)
+            .filter_map(|_| through(&g, &request(Some(vec![5; 8])), &udp))
+            .collect();
+        let badcookie = sends
+            .iter()
+            .find(|m| m.metadata.response_code == ResponseCode::BADCOOKIE);
+        let fresh = cookie_of(badcookie.expect("one slipped as BADCOOKIE")).expect("with a cookie");
+        for _ in 0..20 {
+            let r = through(&g, &request(Some(fresh.clone())), &udp).expect("never limited");
+            assert_eq!(r.answers.len(), 1);
+        }
+        for _ in 0..20 {
+            let r = through(&g, &request(None), &asker(Transport::Tcp, ip)).expect("never limited");
+            assert_eq!(r.answers.len(), 1);
+        }
+    }
+}

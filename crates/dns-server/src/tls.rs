@@ -234,41 +234,17 @@ fn read_pair(cert: &Path, key: &Path, provider: &CryptoProvider) -> Result<Certi
 mod tests {
     use super::*;
 
-    /// A self-signed pair for `localhost` made by the openssl command, in `dir`, named `prefix`.
-    pub(crate) fn pair(dir: &Path, prefix: &str) -> (PathBuf, PathBuf) {
-        let cert = dir.join(format!("{prefix}.crt"));
-        let key = dir.join(format!("{prefix}.key"));
-        let status = std::process::Command::new("openssl")
-            .args([
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-days",
-                "2",
-            ])
-            .args([
-                "-subj",
-                "/CN=localhost",
-                "-addext",
-                "subjectAltName=DNS:localhost,IP:127.0.0.1",
-            ])
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .expect("the openssl command runs");
-        assert!(status.success());
-        (cert, key)
+    use extdns_test_support::tls::Ca;
+
+    /// A CA and a serving certificate for localhost in `dir`/`name`: the certificate and key files.
+    pub(crate) fn pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+        let ca = Ca::for_localhost(&dir.join(name)).expect("the openssl command makes a CA and a certificate");
+        (ca.path("server.crt"), ca.path("server.key"))
     }
 
     #[test]
     fn a_pair_loads_and_a_change_is_read_again_but_a_bad_one_keeps_the_last() {
+        extdns_test_support::require!(OpenSsl);
         let dir = tempfile::tempdir().expect("temp dir");
         let (cert, key) = pair(dir.path(), "a");
         let config = TlsConfig::new(Vec::new(), cert.clone(), key.clone());
@@ -288,6 +264,7 @@ mod tests {
 
     #[test]
     fn files_that_do_not_serve_are_named_in_the_error() {
+        extdns_test_support::require!(OpenSsl);
         let dir = tempfile::tempdir().expect("temp dir");
         let (cert, key) = pair(dir.path(), "a");
         let missing = dir.path().join("missing.crt");
