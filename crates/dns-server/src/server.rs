@@ -39,9 +39,9 @@ pub enum ServerError {
     /// A listen address cannot be bound (in use, not local, or a privileged port).
     #[error("cannot listen for DNS on {transport} {address}: {source}")]
     Bind {
-        /// `UDP` or `TCP`.
+        /// `UDP`, `TCP` or `TLS` (DNS over TLS).
         transport: &'static str,
-        /// The address as configured (`--dns-server-listen`).
+        /// The address as configured (`--dns-server-listen`, `--dns-server-tls-listen`).
         address: SocketAddr,
         /// What the system said.
         #[source]
