@@ -71,7 +71,7 @@ impl Guard {
         request: &Message,
         asker: &Asker,
         counters: &GuardCounters,
-    ) -> Result<Cookie, (Cookie, Message)> {
+    ) -> Result<Cookie, (Cookie, Box<Message>)> {
         let Asker { transport, peer, now } = *asker;
         let Some(cookies) = &self.cookies else {
             return Ok(Cookie::Absent);
@@ -79,10 +79,11 @@ impl Guard {
         let cookie = cookies.read(request, peer.ip(), now.unix);
         counters.cookie(cookie);
         match cookie {
-            Cookie::Malformed => Err((cookie, cookie::refusal(request, ResponseCode::FormErr, None))),
-            Cookie::Invalid { .. } if transport == Transport::Udp => {
-                Err((cookie, cookie::refusal(request, ResponseCode::BADCOOKIE, None)))
-            }
+            Cookie::Malformed => Err((cookie, Box::new(cookie::refusal(request, ResponseCode::FormErr, None)))),
+            Cookie::Invalid { .. } if transport == Transport::Udp => Err((
+                cookie,
+                Box::new(cookie::refusal(request, ResponseCode::BADCOOKIE, None)),
+            )),
             _ => Ok(cookie),
         }
     }
@@ -266,7 +267,7 @@ mod tests {
         let c = counters();
         let (cookie, response) = match g.admit(request, asker, &c) {
             Ok(cookie) => (cookie, answer(request)),
-            Err(refused) => refused,
+            Err((cookie, refusal)) => (cookie, *refusal),
         };
         g.release(request, response, cookie, asker, &c)
     }

@@ -18,7 +18,7 @@
 //!
 //! Time is whole seconds from a clock the caller passes in, so the tests drive it by hand.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -202,10 +202,8 @@ impl Limiter {
         now: u64,
     ) -> (Verdict, Option<Limited>) {
         let (prefix, length) = self.prefix(client);
-        let mut hasher = self.hasher.build_hasher();
-        (prefix, class, name, record_type).hash(&mut hasher);
         // 0 marks an unused slot.
-        let key = hasher.finish().max(1);
+        let key = self.hasher.hash_one((prefix, class, name, record_type)).max(1);
         let index = usize::try_from(key % self.slots.len() as u64).unwrap_or(0);
         let Some(slot) = self.slots.get(index) else {
             return (Verdict::Send, None);

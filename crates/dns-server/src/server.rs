@@ -131,19 +131,9 @@ impl DnsServer {
         }
         let slots = Arc::new(Semaphore::new(self.config.limits.tcp_connections));
         for listener in self.tcp {
-            let listener = match listener
-                .set_nonblocking(true)
-                .and_then(|()| TcpListener::from_std(listener))
-            {
-                Ok(l) => l,
-                Err(e) => {
-                    warn!(error = %e, "cannot serve a bound DNS TCP socket");
-                    continue;
-                }
+            let Some(listener) = serving(listener, "TCP") else {
+                continue;
             };
-            if let Ok(address) = listener.local_addr() {
-                info!(%address, "serving DNS over TCP");
-            }
             tasks.spawn(tcp_acceptor(
                 listener,
                 self.handler.clone(),
@@ -281,7 +271,7 @@ impl Handler {
         };
         let (cookie, response) = match self.guard.admit(&request, &asker, &counters.guard) {
             Ok(cookie) => (cookie, answer::respond(&self.zones.read(), &request, transport, limit)),
-            Err(refused) => refused,
+            Err((cookie, refusal)) => (cookie, *refusal),
         };
         let Some(mut response) = self.guard.release(&request, response, cookie, &asker, &counters.guard) else {
             return Handled::Silent;
@@ -516,19 +506,9 @@ fn serve_tls(
         }
     };
     for listener in listeners {
-        let listener = match listener
-            .set_nonblocking(true)
-            .and_then(|()| TcpListener::from_std(listener))
-        {
-            Ok(l) => l,
-            Err(e) => {
-                warn!(error = %e, "cannot serve a bound DNS-over-TLS socket");
-                continue;
-            }
+        let Some(listener) = serving(listener, "TLS") else {
+            continue;
         };
-        if let Ok(address) = listener.local_addr() {
-            info!(%address, "serving DNS over TLS");
-        }
         tasks.spawn(tcp_acceptor(
             listener,
             handler.clone(),
@@ -544,6 +524,26 @@ fn serve_tls(
                 .clone()
                 .watch(tls.reload_every, handler.metrics.clone(), shutdown.clone()),
         );
+    }
+}
+
+/// A bound listener handed to the runtime, its address logged as served over `transport`; `None` (logged)
+/// when the runtime cannot take it.
+fn serving(listener: std::net::TcpListener, transport: &'static str) -> Option<TcpListener> {
+    match listener
+        .set_nonblocking(true)
+        .and_then(|()| TcpListener::from_std(listener))
+    {
+        Ok(listener) => {
+            if let Ok(address) = listener.local_addr() {
+                info!(%address, "serving DNS over {transport}");
+            }
+            Some(listener)
+        }
+        Err(e) => {
+            warn!(error = %e, "cannot serve a bound DNS {transport} socket");
+            None
+        }
     }
 }
 
@@ -637,7 +637,10 @@ async fn tcp_connection<R, W>(
 /// The query path without sockets, for the fuzz target: what the UDP listener sends for a datagram.
 #[doc(hidden)]
 pub mod fuzzing {
+    use extdns_endpoint::{Change, Endpoint};
+
     use super::*;
+    use crate::DnsServerProvider;
 
     /// A listener's request handling over `zones`, with transfers as `config` allows them.
     #[derive(Debug)]
@@ -661,6 +664,19 @@ pub mod fuzzing {
                 },
                 counters_metrics: metrics,
             }
+        }
+
+        /// The path over a zone set of `config`, serial 1, filled with `endpoints` as the controller writes
+        /// them (through the provider); fails as the provider refuses them, or without a runtime to apply on.
+        pub fn with_records(config: Arc<ServerConfig>, endpoints: Vec<Endpoint>) -> std::io::Result<QueryPath> {
+            let zones = Arc::new(Zones::new(&config.zones, 1, config.limits));
+            let provider = DnsServerProvider::new(zones.clone(), config.default_ttl);
+            let changes: Vec<Change> = endpoints.into_iter().map(Change::Create).collect();
+            tokio::runtime::Builder::new_current_thread()
+                .build()?
+                .block_on(extdns_provider::apply_changes(&provider, &changes))
+                .map_err(std::io::Error::other)?;
+            Ok(QueryPath::new(zones, config))
         }
 
         /// The datagram the server sends back for `wire` from 127.0.0.1, if any.

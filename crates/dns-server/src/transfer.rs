@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use extdns_dns_wire::{Refusal, RequestError, ResponseSigner, SignedRequest, unix_now, verify_request};
-use hickory_proto::op::{Header, HeaderCounts, Message, MessageType, Metadata, OpCode, Query, ResponseCode};
+use hickory_proto::op::{Header, HeaderCounts, Message, MessageType, Metadata, OpCode, ResponseCode};
 use hickory_proto::rr::{LowerName, RData, Record, RecordType};
 use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -381,6 +381,7 @@ mod tests {
     use std::str::FromStr;
 
     use extdns_dns_wire::{TsigAlgorithm, TsigKey};
+    use hickory_proto::op::Query;
     use hickory_proto::rr::Name;
     use hickory_proto::rr::rdata::{A, TXT};
 
