@@ -14,11 +14,9 @@ use std::hash::Hasher as _;
 use std::net::IpAddr;
 use std::str::FromStr;
 
-use hickory_proto::op::{Edns, Message, Metadata, ResponseCode};
+use hickory_proto::op::Message;
 use hickory_proto::rr::rdata::opt::{EdnsCode, EdnsOption};
 use siphasher::sip::SipHasher24;
-
-use crate::answer::OUR_PAYLOAD;
 
 /// The EDNS option code of COOKIE (RFC 7873 §4).
 const COOKIE: u16 = 10;
@@ -240,37 +238,9 @@ impl Cookies {
     }
 }
 
-/// Puts `option` into `response`'s OPT record, if it has one (it does whenever the request had EDNS).
-pub(crate) fn attach(response: &mut Message, option: EdnsOption) {
-    if let Some(edns) = response.edns.as_mut() {
-        edns.options_mut().insert(option);
-    }
-}
-
-/// An answer with no sections but the question and an OPT record, with `rcode`: FORMERR for a malformed
-/// COOKIE option, BADCOOKIE (with `option`, a fresh cookie) for one we cannot accept.
-pub(crate) fn refusal(request: &Message, rcode: ResponseCode, option: Option<EdnsOption>) -> Message {
-    let mut response = Message::response(request.metadata.id, request.op_code);
-    response.metadata = Metadata::response_from_request(&request.metadata);
-    response.metadata.response_code = rcode;
-    if let [query] = request.queries.as_slice() {
-        response.queries.push(query.clone());
-    }
-    let mut edns = Edns::new();
-    edns.set_max_payload(OUR_PAYLOAD);
-    if let Some(theirs) = &request.edns {
-        edns.set_dnssec_ok(theirs.flags().dnssec_ok);
-    }
-    response.edns = Some(edns);
-    if let Some(option) = option {
-        attach(&mut response, option);
-    }
-    response
-}
-
 #[cfg(test)]
 mod tests {
-    use hickory_proto::op::{MessageType, OpCode, Query};
+    use hickory_proto::op::{Edns, MessageType, OpCode, Query};
     use hickory_proto::rr::{Name, RecordType};
 
     use super::*;
@@ -383,22 +353,6 @@ mod tests {
             c.make(&client, v4, 5),
             c.make(&client, "2001:db8::1".parse().expect("ip"), 5)
         );
-    }
-
-    #[test]
-    fn a_refusal_carries_the_question_and_the_fresh_cookie() {
-        let c = cookies();
-        let ip = IpAddr::from(IP);
-        let req = request(Some(hex(CLIENT)));
-        let option = c.answer_option(c.read(&req, ip, 9), ip, 9);
-        let mut r = refusal(&req, ResponseCode::BADCOOKIE, option);
-        assert_eq!(r.queries.len(), 1);
-        let mut wire = Vec::new();
-        crate::answer::encode(&mut r, 512, &mut wire).expect("encodes");
-        let back = Message::from_vec(&wire).expect("decodes");
-        assert_eq!(u16::from(back.response_code), 23);
-        let edns = back.edns.expect("OPT");
-        assert!(matches!(edns.option(EdnsCode::Cookie), Some(EdnsOption::Unknown(10, d)) if d.len() == 24));
     }
 
     #[test]

@@ -13,11 +13,13 @@
 use std::net::SocketAddr;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use hickory_proto::op::{Message, ResponseCode};
+use hickory_proto::op::{Edns, Message, Metadata, ResponseCode};
+use hickory_proto::rr::rdata::opt::EdnsOption;
 use prometheus_client::metrics::counter::Counter;
 use tracing::info;
 
-use crate::cookie::{self, Cookie, CookieSecret, Cookies};
+use crate::answer::OUR_PAYLOAD;
+use crate::cookie::{Cookie, CookieSecret, Cookies};
 use crate::metrics::{ClassLabels, ResultLabels, ServerMetrics, Transport};
 use crate::rrl::{Class, Limiter, RrlConfig, Verdict};
 
@@ -79,11 +81,10 @@ impl Guard {
         let cookie = cookies.read(request, peer.ip(), now.unix);
         counters.cookie(cookie);
         match cookie {
-            Cookie::Malformed => Err((cookie, Box::new(cookie::refusal(request, ResponseCode::FormErr, None)))),
-            Cookie::Invalid { .. } if transport == Transport::Udp => Err((
-                cookie,
-                Box::new(cookie::refusal(request, ResponseCode::BADCOOKIE, None)),
-            )),
+            Cookie::Malformed => Err((cookie, Box::new(refusal(request, ResponseCode::FormErr, None)))),
+            Cookie::Invalid { .. } if transport == Transport::Udp => {
+                Err((cookie, Box::new(refusal(request, ResponseCode::BADCOOKIE, None))))
+            }
             _ => Ok(cookie),
         }
     }
@@ -130,7 +131,7 @@ impl Guard {
         if let Some(cookies) = &self.cookies
             && let Some(option) = cookies.answer_option(cookie, peer.ip(), now.unix)
         {
-            cookie::attach(&mut response, option);
+            attach(&mut response, option);
         }
         Some(response)
     }
@@ -140,12 +141,40 @@ impl Guard {
 /// emptied with TC set, both small and both sending a real client back by a path RRL does not limit.
 fn slip(request: &Message, mut response: Message, cookie: Cookie, cookies: bool) -> Message {
     if cookies && cookie.client().is_some() {
-        return cookie::refusal(request, ResponseCode::BADCOOKIE, None);
+        return refusal(request, ResponseCode::BADCOOKIE, None);
     }
     response.answers.clear();
     response.authorities.clear();
     response.additionals.clear();
     response.metadata.truncation = true;
+    response
+}
+
+/// Puts `option` into `response`'s OPT record, if it has one (it does whenever the request had EDNS).
+fn attach(response: &mut Message, option: EdnsOption) {
+    if let Some(edns) = response.edns.as_mut() {
+        edns.options_mut().insert(option);
+    }
+}
+
+/// An answer with no sections but the question and an OPT record, with `rcode`: FORMERR for a malformed
+/// COOKIE option, BADCOOKIE (with `option`, a fresh cookie) for one we cannot accept.
+fn refusal(request: &Message, rcode: ResponseCode, option: Option<EdnsOption>) -> Message {
+    let mut response = Message::response(request.metadata.id, request.op_code);
+    response.metadata = Metadata::response_from_request(&request.metadata);
+    response.metadata.response_code = rcode;
+    if let [query] = request.queries.as_slice() {
+        response.queries.push(query.clone());
+    }
+    let mut edns = Edns::new();
+    edns.set_max_payload(OUR_PAYLOAD);
+    if let Some(theirs) = &request.edns {
+        edns.set_dnssec_ok(theirs.flags().dnssec_ok);
+    }
+    response.edns = Some(edns);
+    if let Some(option) = option {
+        attach(&mut response, option);
+    }
     response
 }
 
@@ -202,9 +231,9 @@ impl GuardCounters {
 mod tests {
     use std::time::Duration;
 
-    use hickory_proto::op::{Edns, MessageType, OpCode, Query};
+    use hickory_proto::op::{MessageType, OpCode, Query};
     use hickory_proto::rr::rdata::A;
-    use hickory_proto::rr::rdata::opt::{EdnsCode, EdnsOption};
+    use hickory_proto::rr::rdata::opt::EdnsCode;
     use hickory_proto::rr::{Name, RData, Record, RecordType};
 
     use super::*;
@@ -227,7 +256,7 @@ mod tests {
 
     /// A positive answer to `request`, with an OPT record as the answer side makes it.
     fn answer(request: &Message) -> Message {
-        let mut r = cookie::refusal(request, ResponseCode::NoError, None);
+        let mut r = refusal(request, ResponseCode::NoError, None);
         r.metadata.authoritative = true;
         r.answers.push(Record::from_rdata(
             Name::from_ascii("web.example.org.").expect("name"),
@@ -362,5 +391,21 @@ mod tests {
             let r = through(&g, &request(None), &asker(Transport::Tcp, ip)).expect("never limited");
             assert_eq!(r.answers.len(), 1);
         }
+    }
+
+    #[test]
+    fn a_refusal_carries_the_question_and_the_fresh_cookie() {
+        let c = Cookies::new(CookieSecret::from_bytes(SECRET));
+        let ip = std::net::IpAddr::from([192, 0, 2, 1]);
+        let req = request(Some(vec![1; 8]));
+        let option = c.answer_option(c.read(&req, ip, 9), ip, 9);
+        let mut r = refusal(&req, ResponseCode::BADCOOKIE, option);
+        assert_eq!(r.queries.len(), 1);
+        let mut wire = Vec::new();
+        crate::answer::encode(&mut r, 512, &mut wire).expect("encodes");
+        let back = Message::from_vec(&wire).expect("decodes");
+        assert_eq!(u16::from(back.response_code), 23);
+        let edns = back.edns.expect("OPT");
+        assert!(matches!(edns.option(EdnsCode::Cookie), Some(EdnsOption::Unknown(10, d)) if d.len() == 24));
     }
 }

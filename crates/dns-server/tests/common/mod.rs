@@ -37,7 +37,10 @@ impl Drop for Served {
 
 impl Served {
     /// The server with these secondaries (NOTIFY and transfers), TSIG keys and limits.
-    #[allow(dead_code, reason = "the query and transfer suites start it so; the internet suite by its config")]
+    #[allow(
+        dead_code,
+        reason = "the query and transfer suites start it so; the internet suite by its config"
+    )]
     pub fn start(secondaries: Vec<Secondary>, keys: Vec<TsigKey>, limits: Limits) -> Served {
         Served::with(ServerConfig {
             secondaries,
