@@ -42,7 +42,7 @@ pub struct RrlConfig {
     pub ipv4_prefix: u8,
     /// The IPv6 prefix length clients are grouped by.
     pub ipv6_prefix: u8,
-    /// Slots in the table: its memory, fixed at start (about 32 bytes each).
+    /// Slots in the table: its memory, fixed at start (about 40 bytes each).
     pub table_size: usize,
 }
 
