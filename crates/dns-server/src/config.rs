@@ -7,6 +7,10 @@ use std::time::Duration;
 use extdns_dns_wire::TsigKey;
 use hickory_proto::rr::Name;
 
+use crate::cookie::CookieSecret;
+use crate::rrl::RrlConfig;
+use crate::tls::TlsConfig;
+
 /// Everything the built-in server needs.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -22,11 +26,21 @@ pub struct ServerConfig {
     pub keys: Vec<TsigKey>,
     /// Limits that keep what a client can make the server hold bounded.
     pub limits: Limits,
+    /// Response rate limiting of UDP answers; `None`: off.
+    pub rrl: Option<RrlConfig>,
+    /// Answer DNS cookies (RFC 7873, `--dns-server-cookies`).
+    pub cookies: bool,
+    /// The secret server cookies are made with, shared by the replicas (`--dns-server-cookie-secret`);
+    /// `None`: one drawn for the process at bind.
+    pub cookie_secret: Option<CookieSecret>,
+    /// DNS over TLS; `None`: off.
+    pub tls: Option<TlsConfig>,
 }
 
 impl ServerConfig {
     /// A server of `zones` on `listen` as the `--dns-server-*` flags' defaults make it: TTL 60 s where an
-    /// endpoint sets none, no secondaries, no TSIG keys, the default limits. Set the fields to differ.
+    /// endpoint sets none, no secondaries, no TSIG keys, the default limits, cookies with a secret of the
+    /// process's own, no rate limiting (the flags turn it on beyond loopback), no DoT. Set the fields to differ.
     pub fn new(listen: Vec<SocketAddr>, zones: Vec<ZoneConfig>) -> ServerConfig {
         ServerConfig {
             listen,
@@ -35,6 +49,10 @@ impl ServerConfig {
             secondaries: Vec::new(),
             keys: Vec::new(),
             limits: Limits::default(),
+            rrl: None,
+            cookies: true,
+            cookie_secret: None,
+            tls: None,
         }
     }
 }

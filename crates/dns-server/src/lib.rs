@@ -36,11 +36,19 @@ pub mod serving;
 mod transfer;
 pub mod values;
 pub mod zones;
+// The server on the internet: cookies, rate limiting, DNS over TLS.
+pub mod cookie;
+mod guard;
+pub mod rrl;
+pub mod tls;
 
 pub use config::{Limits, Secondary, ServerConfig, ZoneConfig};
+pub use cookie::{CookieSecret, CookieSecretError};
 pub use metrics::ServerMetrics;
 pub use provider::DnsServerProvider;
+pub use rrl::RrlConfig;
 pub use server::{DnsServer, ServerError};
 pub use serving::{bind_serving, zones_and_provider};
+pub use tls::{TlsConfig, TlsError};
 pub use values::{ConfigError, NameServer};
 pub use zones::{Zone, ZoneSet, Zones};

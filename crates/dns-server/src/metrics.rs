@@ -58,6 +58,23 @@ pub struct ServerMetrics {
     pub truncated: Counter,
     /// TCP connections closed as soon as accepted because `Limits::tcp_connections` were open.
     pub tcp_refused: Counter,
+    /// Requests with a COOKIE option, by what it held (`valid`, `invalid`, `client_only`, `malformed`).
+    pub cookies: Family<ResultLabels, Counter>,
+    /// UDP answers rate limited and dropped (RRL), by answer class.
+    pub rrl_limited: Family<ClassLabels, Counter>,
+    /// UDP answers rate limited and slipped (sent truncated or as BADCOOKIE), by answer class.
+    pub rrl_slipped: Family<ClassLabels, Counter>,
+    /// DNS-over-TLS connections whose handshake failed or timed out.
+    pub tls_handshake_failures: Counter,
+    /// Reloads of the DNS-over-TLS certificate after its files changed, by result (`reloaded`, `failed`).
+    pub tls_reloads: Family<ResultLabels, Counter>,
+}
+
+/// Labels of the rate limiter's counters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ClassLabels {
+    /// The answer class (`positive`, `nodata`, `nxdomain`, `referral`, `error`).
+    pub class: &'static str,
 }
 
 /// Labels of counters by transport only.
@@ -139,6 +156,31 @@ impl ServerMetrics {
             "tcp_refused",
             "TCP connections closed at once because the connection cap was reached",
             self.tcp_refused.clone(),
+        );
+        registry.register(
+            "cookies",
+            "Requests with a DNS COOKIE option, by result (valid, invalid, client_only, malformed)",
+            self.cookies.clone(),
+        );
+        registry.register(
+            "rrl_limited",
+            "UDP answers dropped by response rate limiting, by class (positive, nodata, nxdomain, referral, error)",
+            self.rrl_limited.clone(),
+        );
+        registry.register(
+            "rrl_slipped",
+            "UDP answers slipped (truncated or BADCOOKIE) by response rate limiting, by class",
+            self.rrl_slipped.clone(),
+        );
+        registry.register(
+            "tls_handshake_failures",
+            "DNS-over-TLS connections whose TLS handshake failed or timed out",
+            self.tls_handshake_failures.clone(),
+        );
+        registry.register(
+            "tls_reloads",
+            "Reloads of the DNS-over-TLS certificate after its files changed, by result (reloaded, failed)",
+            self.tls_reloads.clone(),
         );
     }
 }

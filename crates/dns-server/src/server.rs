@@ -5,7 +5,9 @@
 //! follows RFC 7766: length-prefixed messages, several per connection answered in order, a connection
 //! closed after [`Limits::tcp_idle`](crate::Limits) without a full message, and at most
 //! [`Limits::tcp_connections`](crate::Limits) open (more are closed as soon as accepted, and counted).
-//! Transfers and signed requests go to [`Transfers`]; everything else to [`answer::respond`].
+//! Transfers and signed requests go to [`Transfers`]; everything else to [`answer::respond`], between the
+//! cookie check and the rate limiter of [`Guard`]. DNS over TLS ([`crate::tls`]) is TCP's loop inside a
+//! TLS session, under the same connection cap.
 
 use std::net::{IpAddr, SocketAddr, UdpSocket as StdUdpSocket};
 use std::sync::Arc;
@@ -13,16 +15,20 @@ use std::time::Duration;
 
 use hickory_proto::op::{Message, ResponseCode};
 use prometheus_client::metrics::counter::Counter;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::answer::{self, Fit, RawHeader};
 use crate::config::ServerConfig;
+use crate::cookie::{CookieSecret, CookieSecretError};
+use crate::guard::{Asker, Guard, GuardCounters};
 use crate::metrics::{AnswerLabels, DropLabels, ServerMetrics, Transport, TransportLabels};
+use crate::tls::{CertStore, TlsError};
 use crate::transfer::{self, Transfers};
 use crate::zones::Zones;
 
@@ -33,14 +39,20 @@ pub enum ServerError {
     /// A listen address cannot be bound (in use, not local, or a privileged port).
     #[error("cannot listen for DNS on {transport} {address}: {source}")]
     Bind {
-        /// `UDP` or `TCP`.
+        /// `UDP`, `TCP` or `TLS` (DNS over TLS).
         transport: &'static str,
-        /// The address as configured (`--dns-server-listen`).
+        /// The address as configured (`--dns-server-listen`, `--dns-server-tls-listen`).
         address: SocketAddr,
         /// What the system said.
         #[source]
         source: std::io::Error,
     },
+    /// No cookie secret could be drawn.
+    #[error("cannot answer DNS cookies: {0}")]
+    Cookie(#[source] CookieSecretError),
+    /// The DNS-over-TLS certificate or key cannot be served.
+    #[error("cannot serve DNS over TLS: {0}")]
+    Tls(#[source] TlsError),
 }
 
 /// The built-in DNS server: bound, not yet serving.
@@ -50,6 +62,9 @@ pub struct DnsServer {
     tcp: Vec<std::net::TcpListener>,
     handler: Arc<Handler>,
     config: Arc<ServerConfig>,
+    /// DoT listeners and the certificate they serve, when `config.tls` asks for them.
+    tls: Vec<std::net::TcpListener>,
+    certs: Option<Arc<CertStore>>,
 }
 
 impl DnsServer {
@@ -67,6 +82,7 @@ impl DnsServer {
             udp.push(u);
             tcp.push(t);
         }
+        let (tls, certs) = bind_tls(&config)?;
         let transfers = Arc::new(Transfers::new(zones.clone(), config.clone(), metrics.clone()));
         Ok(DnsServer {
             udp,
@@ -75,9 +91,17 @@ impl DnsServer {
                 zones,
                 transfers,
                 metrics,
+                guard: guard(&config)?,
             }),
             config,
+            tls,
+            certs,
         })
+    }
+
+    /// The DNS-over-TLS addresses bound (ports resolved when 0 was asked); empty without DoT.
+    pub fn local_tls_addrs(&self) -> Vec<SocketAddr> {
+        self.tls.iter().filter_map(|s| s.local_addr().ok()).collect()
     }
 
     /// The addresses bound, UDP and TCP alike, in the order configured (ports resolved when 0 was asked).
@@ -107,26 +131,28 @@ impl DnsServer {
         }
         let slots = Arc::new(Semaphore::new(self.config.limits.tcp_connections));
         for listener in self.tcp {
-            let listener = match listener
-                .set_nonblocking(true)
-                .and_then(|()| TcpListener::from_std(listener))
-            {
-                Ok(l) => l,
-                Err(e) => {
-                    warn!(error = %e, "cannot serve a bound DNS TCP socket");
-                    continue;
-                }
+            let Some(listener) = serving(listener, "TCP") else {
+                continue;
             };
-            if let Ok(address) = listener.local_addr() {
-                info!(%address, "serving DNS over TCP");
-            }
             tasks.spawn(tcp_acceptor(
                 listener,
                 self.handler.clone(),
                 slots.clone(),
                 self.config.limits.tcp_idle,
                 shutdown.clone(),
+                None,
             ));
+        }
+        if let Some(certs) = &self.certs {
+            serve_tls(
+                &mut tasks,
+                self.tls,
+                certs,
+                &self.handler,
+                &slots,
+                &self.config,
+                &shutdown,
+            );
         }
         tasks.spawn(self.handler.transfers.clone().notify(shutdown.clone()));
         if self.handler.zones.read().zones().iter().any(|z| z.signing().is_some()) {
@@ -167,12 +193,43 @@ fn bind_pair(address: SocketAddr) -> Result<(StdUdpSocket, std::net::TcpListener
     Err(tcp_error(last.unwrap_or_else(|| std::io::ErrorKind::AddrInUse.into())))
 }
 
-/// What every listener shares: the zones, the transfer side and the counters.
+/// The cookie checker and the rate limiter `config` asks for.
+fn guard(config: &ServerConfig) -> Result<Guard, ServerError> {
+    let secret = match (config.cookies, &config.cookie_secret) {
+        (false, _) => None,
+        (true, Some(secret)) => Some(secret.clone()),
+        (true, None) => Some(CookieSecret::generate().map_err(ServerError::Cookie)?),
+    };
+    Ok(Guard::new(secret, config.rrl))
+}
+
+/// The DoT listeners and their certificate, read now so that files that do not serve fail the start.
+fn bind_tls(config: &ServerConfig) -> Result<(Vec<std::net::TcpListener>, Option<Arc<CertStore>>), ServerError> {
+    let Some(tls) = &config.tls else {
+        return Ok((Vec::new(), None));
+    };
+    let certs = CertStore::load(tls).map_err(ServerError::Tls)?;
+    let listeners = tls
+        .listen
+        .iter()
+        .map(|&address| {
+            std::net::TcpListener::bind(address).map_err(|source| ServerError::Bind {
+                transport: "TLS",
+                address,
+                source,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((listeners, Some(Arc::new(certs))))
+}
+
+/// What every listener shares: the zones, the transfer side, the guard and the counters.
 #[derive(Debug)]
 struct Handler {
     zones: Arc<Zones>,
     transfers: Arc<Transfers>,
     metrics: ServerMetrics,
+    guard: Guard,
 }
 
 /// What became of one request.
@@ -186,9 +243,9 @@ enum Handled {
 }
 
 impl Handler {
-    /// Parses `wire` and, unless it is for [`Transfers`], writes the answer into `out`, fitted to what the
-    /// client takes over the transport `counters` count for.
-    fn handle(&self, wire: &[u8], out: &mut Vec<u8>, counters: &mut Counters) -> Handled {
+    /// Parses `wire` from `peer` and, unless it is for [`Transfers`], writes the answer into `out`, fitted to
+    /// what the client takes over the transport `counters` count for.
+    fn handle(&self, wire: &[u8], peer: SocketAddr, out: &mut Vec<u8>, counters: &mut Counters) -> Handled {
         let Some(header) = RawHeader::read(wire) else {
             counters.dropped_short.inc();
             return Handled::Silent;
@@ -215,7 +272,18 @@ impl Handler {
             Transport::Udp => answer::udp_limit(&request),
             Transport::Tcp => u16::MAX,
         };
-        let mut response = answer::respond(&self.zones.read(), &request, transport, limit);
+        let asker = Asker {
+            transport,
+            peer,
+            now: self.guard.now(),
+        };
+        let (cookie, response) = match self.guard.admit(&request, &asker, &counters.guard) {
+            Ok(cookie) => (cookie, answer::respond(&self.zones.read(), &request, transport, limit)),
+            Err((cookie, refusal)) => (cookie, *refusal),
+        };
+        let Some(mut response) = self.guard.release(&request, response, cookie, &asker, &counters.guard) else {
+            return Handled::Silent;
+        };
         match answer::encode(&mut response, limit, out) {
             Ok(Fit::Truncated) => {
                 counters.truncated.inc();
@@ -235,7 +303,7 @@ impl Handler {
 
     /// The answer to one UDP datagram from `peer` in `out`; `false`: send nothing.
     fn udp(&self, wire: &[u8], peer: SocketAddr, out: &mut Vec<u8>, counters: &mut Counters) -> bool {
-        match self.handle(wire, out, counters) {
+        match self.handle(wire, peer, out, counters) {
             Handled::Silent => false,
             Handled::Answered => true,
             Handled::Transfer(request) => {
@@ -274,6 +342,7 @@ struct Counters {
     dropped_response: Counter,
     malformed: Counter,
     truncated: Counter,
+    guard: GuardCounters,
 }
 
 impl Counters {
@@ -287,6 +356,7 @@ impl Counters {
             malformed: metrics.malformed.get_or_create(&TransportLabels { transport }).clone(),
             truncated: metrics.truncated.clone(),
             family: metrics.clone(),
+            guard: GuardCounters::new(metrics),
         }
     }
 
@@ -375,12 +445,14 @@ async fn udp_worker(socket: Arc<UdpSocket>, handler: Arc<Handler>, shutdown: Can
 }
 
 /// Accepts TCP connections until `shutdown`, each served by a task of its own while a slot is free.
+/// With `tls`, each connection's TLS handshake comes first (DoT).
 async fn tcp_acceptor(
     listener: TcpListener,
     handler: Arc<Handler>,
     slots: Arc<Semaphore>,
     idle: Duration,
     shutdown: CancellationToken,
+    tls: Option<TlsAcceptor>,
 ) {
     loop {
         let accepted = tokio::select! {
@@ -405,8 +477,15 @@ async fn tcp_acceptor(
             continue;
         };
         let _ = stream.set_nodelay(true);
+        if let Some(tls) = &tls {
+            let handshake = tls_connection(tls.clone(), stream, peer, handler.clone(), idle, shutdown.clone(), slot);
+            tokio::spawn(handshake);
+            continue;
+        }
+        let (reader, writer) = stream.into_split();
         tokio::spawn(tcp_connection(
-            stream,
+            reader,
+            writer,
             peer,
             handler.clone(),
             idle,
@@ -416,17 +495,108 @@ async fn tcp_acceptor(
     }
 }
 
-/// Serves one TCP connection (RFC 7766 §6.2.1: queries in a row, answered in order) until the client
-/// closes it, stays idle past `idle`, sends something unreadable, or `shutdown`.
-async fn tcp_connection(
+/// DoT's listeners (each with TCP's acceptor, the TLS handshake first) and the watcher that reloads the
+/// certificate when its files change.
+fn serve_tls(
+    tasks: &mut JoinSet<()>,
+    listeners: Vec<std::net::TcpListener>,
+    certs: &Arc<CertStore>,
+    handler: &Arc<Handler>,
+    slots: &Arc<Semaphore>,
+    config: &ServerConfig,
+    shutdown: &CancellationToken,
+) {
+    let acceptor = match certs.server_config() {
+        Ok(c) => TlsAcceptor::from(c),
+        Err(e) => {
+            warn!(error = %e, "cannot serve DNS over TLS");
+            return;
+        }
+    };
+    for listener in listeners {
+        let Some(listener) = serving(listener, "TLS") else {
+            continue;
+        };
+        tasks.spawn(tcp_acceptor(
+            listener,
+            handler.clone(),
+            slots.clone(),
+            config.limits.tcp_idle,
+            shutdown.clone(),
+            Some(acceptor.clone()),
+        ));
+    }
+    if let Some(tls) = &config.tls {
+        tasks.spawn(
+            certs
+                .clone()
+                .watch(tls.reload_every, handler.metrics.clone(), shutdown.clone()),
+        );
+    }
+}
+
+/// A bound listener handed to the runtime, its address logged as served over `transport`; `None` (logged)
+/// when the runtime cannot take it.
+fn serving(listener: std::net::TcpListener, transport: &'static str) -> Option<TcpListener> {
+    match listener
+        .set_nonblocking(true)
+        .and_then(|()| TcpListener::from_std(listener))
+    {
+        Ok(listener) => {
+            if let Ok(address) = listener.local_addr() {
+                info!(%address, "serving DNS over {transport}");
+            }
+            Some(listener)
+        }
+        Err(e) => {
+            warn!(error = %e, "cannot serve a bound DNS {transport} socket");
+            None
+        }
+    }
+}
+
+/// One DoT connection: the handshake within `idle`, then TCP's loop inside the session.
+async fn tls_connection(
+    acceptor: TlsAcceptor,
     stream: TcpStream,
     peer: SocketAddr,
     handler: Arc<Handler>,
     idle: Duration,
     shutdown: CancellationToken,
-    _slot: OwnedSemaphorePermit,
+    slot: OwnedSemaphorePermit,
 ) {
-    let (mut reader, mut writer) = stream.into_split();
+    let session = match tokio::time::timeout(idle, acceptor.accept(stream)).await {
+        Ok(Ok(session)) => session,
+        Ok(Err(e)) => {
+            handler.metrics.tls_handshake_failures.inc();
+            debug!(%peer, error = %e, "DNS-over-TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            handler.metrics.tls_handshake_failures.inc();
+            debug!(%peer, "DNS-over-TLS handshake timed out");
+            return;
+        }
+    };
+    let (reader, writer) = tokio::io::split(session);
+    tcp_connection(reader, writer, peer, handler, idle, shutdown, slot).await;
+}
+
+/// Serves one TCP connection (RFC 7766 §6.2.1: queries in a row, answered in order) until the client
+/// closes it, stays idle past `idle`, sends something unreadable, or `shutdown`. DoT's sessions too
+/// (RFC 7858 §3.3: the same framing), as the two halves of a TLS stream.
+async fn tcp_connection<R, W>(
+    mut reader: R,
+    mut writer: W,
+    peer: SocketAddr,
+    handler: Arc<Handler>,
+    idle: Duration,
+    shutdown: CancellationToken,
+    _slot: OwnedSemaphorePermit,
+) where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+{
     let mut input = Vec::new();
     let mut out = Vec::new();
     let mut framed = Vec::new();
@@ -449,7 +619,7 @@ async fn tcp_connection(
         ) {
             return;
         }
-        match handler.handle(&input, &mut out, &mut counters) {
+        match handler.handle(&input, peer, &mut out, &mut counters) {
             // A stream that carries no header cannot be trusted to be framed right either.
             Handled::Silent if RawHeader::read(&input).is_none() => return,
             Handled::Silent => continue,
@@ -475,7 +645,10 @@ async fn tcp_connection(
 /// The query path without sockets, for the fuzz target: what the UDP listener sends for a datagram.
 #[doc(hidden)]
 pub mod fuzzing {
+    use extdns_endpoint::{Change, Endpoint};
+
     use super::*;
+    use crate::DnsServerProvider;
 
     /// A listener's request handling over `zones`, with transfers as `config` allows them.
     #[derive(Debug)]
@@ -488,21 +661,41 @@ pub mod fuzzing {
         /// The path over `zones`.
         pub fn new(zones: Arc<Zones>, config: Arc<ServerConfig>) -> QueryPath {
             let metrics = ServerMetrics::default();
+            // A cookie secret that cannot be drawn leaves cookies off: the path is still the server's.
+            let guard = guard(&config).unwrap_or_else(|_| Guard::new(None, config.rrl));
             QueryPath {
                 handler: Handler {
                     transfers: Arc::new(Transfers::new(zones.clone(), config, metrics.clone())),
                     zones,
                     metrics: metrics.clone(),
+                    guard,
                 },
                 counters_metrics: metrics,
             }
         }
 
+        /// The path over a zone set of `config`, serial 1, filled with `endpoints` as the controller writes
+        /// them (through the provider); fails as the provider refuses them, or without a runtime to apply on.
+        pub fn with_records(config: Arc<ServerConfig>, endpoints: Vec<Endpoint>) -> std::io::Result<QueryPath> {
+            let zones = Arc::new(Zones::new(&config.zones, 1, config.limits));
+            let provider = DnsServerProvider::new(zones.clone(), config.default_ttl);
+            let changes: Vec<Change> = endpoints.into_iter().map(Change::Create).collect();
+            tokio::runtime::Builder::new_current_thread()
+                .build()?
+                .block_on(extdns_provider::apply_changes(&provider, &changes))
+                .map_err(std::io::Error::other)?;
+            Ok(QueryPath::new(zones, config))
+        }
+
         /// The datagram the server sends back for `wire` from 127.0.0.1, if any.
         pub fn udp(&self, wire: &[u8]) -> Option<Vec<u8>> {
+            self.udp_from(wire, SocketAddr::new(IpAddr::from([127, 0, 0, 1]), 5353))
+        }
+
+        /// The datagram the server sends back for `wire` from `peer`, if any (rate limiting counts by it).
+        pub fn udp_from(&self, wire: &[u8], peer: SocketAddr) -> Option<Vec<u8>> {
             let mut counters = Counters::new(Transport::Udp, &self.counters_metrics);
             let mut out = Vec::new();
-            let peer = SocketAddr::new(IpAddr::from([127, 0, 0, 1]), 5353);
             self.handler.udp(wire, peer, &mut out, &mut counters).then_some(out)
         }
     }

@@ -30,10 +30,10 @@ fn signed(algorithm: KeyAlgorithm) -> (Served, Validator) {
         ..zone
     };
     let config = ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone]);
-    let served = Served::serve(Arc::new(ServerConfig {
+    let served = Served::with(ServerConfig {
         limits: Limits::default(),
         ..config
-    }));
+    });
     let records = [
         ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]),
         ep("www.example.org", RecordType::Cname, &["web.example.org"]),

@@ -1290,6 +1290,38 @@ pub struct DnsServerFlags {
     /// How long a new signature is valid; signatures are renewed once less than half of it remains.
     #[arg(long, value_name = "DURATION", default_value = "336h0m0s", value_parser = duration::parse)]
     pub dns_server_dnssec_validity: Duration,
+    // ---- on the internet: response rate limiting, cookies, DNS over TLS
+    /// Response rate limiting of UDP answers: `auto` (on unless every --dns-server-listen address is
+    /// loopback), `on` or `off`.
+    #[arg(long, value_name = "auto|on|off", default_value = "auto")]
+    pub dns_server_rrl: String,
+    /// UDP answers of one class about one name allowed to one client prefix (/24, /56) a second.
+    #[arg(long, value_name = "N", default_value = "20", value_parser = clap::value_parser!(u32).range(1..))]
+    pub dns_server_rrl_responses_per_second: u32,
+    /// How long a prefix that went over the rate stays limited once it is quiet.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration::parse)]
+    pub dns_server_rrl_window: Duration,
+    /// Every Nth rate-limited answer is sent truncated (TC), so a real client retries over TCP; the rest
+    /// are dropped (0: all dropped, 1: all truncated).
+    #[arg(long, value_name = "N", default_value = "2")]
+    pub dns_server_rrl_slip: u32,
+    /// Answer DNS cookies (RFC 7873, RFC 9018); a client with a valid server cookie is not rate limited.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "true")]
+    pub dns_server_cookies: bool,
+    /// The server cookies' secret, 32 hexadecimal digits, the same on every replica; one drawn per process
+    /// when empty. Pass it as EXTERNAL_DNS_DNS_SERVER_COOKIE_SECRET.
+    #[arg(long, value_name = "HEX", default_value = "")]
+    pub dns_server_cookie_secret: String,
+    /// Address to answer DNS over TLS on (repeatable), when --dns-server-tls-cert-file is given.
+    #[arg(long, value_name = "ADDR:PORT", default_values = ["0.0.0.0:853"])]
+    pub dns_server_tls_listen: Vec<String>,
+    /// The DNS-over-TLS certificate chain (PEM); with --dns-server-tls-key-file it turns DoT on. Both files
+    /// are read again when they change.
+    #[arg(long, value_name = "FILE", default_value = "")]
+    pub dns_server_tls_cert_file: String,
+    /// The DNS-over-TLS private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", default_value = "")]
+    pub dns_server_tls_key_file: String,
 }
 
 // ------------------------------------------------------------------------------------ extdns's own flags

@@ -28,6 +28,9 @@ pub struct Served {
     pub metrics: ServerMetrics,
     pub runtime: tokio::runtime::Runtime,
     shutdown: CancellationToken,
+    /// The DNS-over-TLS address, when the configuration asked for DoT.
+    #[allow(dead_code, reason = "the DoT tests read it; the other suites do not")]
+    pub tls: Option<SocketAddr>,
 }
 
 impl Drop for Served {
@@ -38,25 +41,28 @@ impl Drop for Served {
 
 impl Served {
     /// The server with these secondaries (NOTIFY and transfers), TSIG keys and limits.
-    #[allow(dead_code, reason = "the dnssec suite serves a configuration of its own")]
+    #[allow(
+        dead_code,
+        reason = "the query and transfer suites start it so; the internet and dnssec suites by their config"
+    )]
     pub fn start(secondaries: Vec<Secondary>, keys: Vec<TsigKey>, limits: Limits) -> Served {
-        let config = Arc::new(ServerConfig {
+        Served::with(ServerConfig {
             secondaries,
             keys,
             limits,
             ..ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone_config()])
-        });
-        Served::serve(config)
+        })
     }
 
-    /// The server of `config`, listening on its first address.
-    pub fn serve(config: Arc<ServerConfig>) -> Served {
-        let limits = config.limits;
-        let zones = Arc::new(Zones::new(&config.zones, 2_026_010_100, limits));
+    /// The server as `config` describes it.
+    pub fn with(config: ServerConfig) -> Served {
+        let config = Arc::new(config);
+        let zones = Arc::new(Zones::new(&config.zones, 2_026_010_100, config.limits));
         let provider = DnsServerProvider::new(zones.clone(), 60);
         let metrics = ServerMetrics::default();
         let server = DnsServer::bind(config, zones.clone(), metrics.clone()).expect("binds 127.0.0.1:0");
         let address = server.local_addrs()[0];
+        let tls = server.local_tls_addrs().first().copied();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -71,6 +77,7 @@ impl Served {
             metrics,
             runtime,
             shutdown,
+            tls,
         }
     }
 

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use extdns_dns_server::values::{domain_name, seconds as soa_seconds, text};
 use extdns_dns_server::{ConfigError, Limits, NameServer, Secondary, ServerConfig, ZoneConfig};
+use extdns_dns_server::{CookieSecret, RrlConfig, TlsConfig};
 use extdns_dns_wire::TsigKey;
 use hickory_proto::rr::Name;
 
 use super::{ValidationError, fail};
-use crate::flags::Flags;
+use crate::flags::{DnsServerFlags, Flags};
 
 /// The built-in server's configuration.
 pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
@@ -75,6 +76,9 @@ pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
             Secondary::parse(s, &keys).map_err(|e| ValidationError(format!("--dns-server-secondary={}: {e}", s.trim())))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let rrl = rrl(f, &listen)?;
+    let cookie_secret = cookie_secret(&f.dns_server_cookie_secret)?;
+    let tls = tls(f)?;
     Ok(ServerConfig {
         listen,
         zones,
@@ -82,7 +86,74 @@ pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
         secondaries,
         keys,
         limits: Limits::default(),
+        rrl,
+        cookies: f.dns_server_cookies,
+        cookie_secret,
+        tls,
     })
+}
+
+/// `--dns-server-rrl*`: the limiter, or `None`. `auto` turns it on as soon as one address is not loopback:
+/// a server reachable from outside is a reflection source without it, and one on loopback only is a test
+/// or a benchmark, which a limit would only skew.
+fn rrl(f: &DnsServerFlags, listen: &[SocketAddr]) -> Result<Option<RrlConfig>, ValidationError> {
+    let on = match f.dns_server_rrl.trim() {
+        "auto" => listen.iter().any(|a| !a.ip().is_loopback()),
+        "on" => true,
+        "off" => false,
+        other => return fail(format!("--dns-server-rrl={other}: want auto, on or off")),
+    };
+    let window = f.dns_server_rrl_window;
+    if on && window < Duration::from_secs(1) {
+        return fail(format!(
+            "--dns-server-rrl-window={}: at least 1s (the limiter counts whole seconds)",
+            extdns_endpoint::go_duration::format(window)
+        ));
+    }
+    Ok(on.then(|| RrlConfig {
+        responses_per_second: f.dns_server_rrl_responses_per_second,
+        window,
+        slip: f.dns_server_rrl_slip,
+        ..RrlConfig::default()
+    }))
+}
+
+/// `--dns-server-cookie-secret`; empty: the server draws one. The message never shows the value.
+fn cookie_secret(value: &str) -> Result<Option<CookieSecret>, ValidationError> {
+    match value.trim() {
+        "" => Ok(None),
+        v => v
+            .parse()
+            .map(Some)
+            .map_err(|e| ValidationError(format!("--dns-server-cookie-secret: {e}"))),
+    }
+}
+
+/// `--dns-server-tls-*`: DoT when both files are named, on every `--dns-server-tls-listen` address.
+fn tls(f: &DnsServerFlags) -> Result<Option<TlsConfig>, ValidationError> {
+    let (cert, key) = (f.dns_server_tls_cert_file.trim(), f.dns_server_tls_key_file.trim());
+    match (cert.is_empty(), key.is_empty()) {
+        (true, true) => return Ok(None),
+        (false, false) => {}
+        _ => {
+            return fail(
+                "--dns-server-tls-cert-file and --dns-server-tls-key-file: give both for DNS over TLS, or neither",
+            );
+        }
+    }
+    let listen = f
+        .dns_server_tls_listen
+        .iter()
+        .map(|a| {
+            a.trim()
+                .parse::<SocketAddr>()
+                .map_err(|_| ValidationError(format!("--dns-server-tls-listen={a}: want ADDR:PORT, e.g. 0.0.0.0:853")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if listen.is_empty() {
+        return fail("--dns-server-tls-listen: give at least one ADDR:PORT for DNS over TLS");
+    }
+    Ok(Some(TlsConfig::new(listen, cert.into(), key.into())))
 }
 
 /// The values given of a repeatable flag, blanks trimmed, empty ones dropped.
@@ -422,6 +493,83 @@ mod tests {
         // The algorithm errors say why: md5 is refused as insecure, an unknown name lists the known ones.
         assert!(error(&[z, "--dns-server-tsig-key=xfr:hmac-md5:c2VjcmV0"]).contains("hmac-sha256"));
         assert!(error(&[z, "--dns-server-tsig-key=xfr:sha999:c2VjcmV0"]).contains("hmac-sha512"));
+    }
+
+    #[test]
+    fn rrl_is_on_beyond_loopback_by_default_and_takes_its_flags() {
+        let zone = "--dns-server-zone=example.org";
+        let on = config(&flags(&[zone])).unwrap_or_else(|e| panic!("{}", e.0));
+        assert_eq!(on.rrl, Some(RrlConfig::default()), "0.0.0.0:1053 is beyond loopback");
+        let local = config(&flags(&[
+            zone,
+            "--dns-server-listen=127.0.0.1:1053",
+            "--dns-server-listen=[::1]:1053",
+        ]))
+        .unwrap_or_else(|e| panic!("{}", e.0));
+        assert_eq!(local.rrl, None);
+        let forced = config(&flags(&[
+            zone,
+            "--dns-server-listen=127.0.0.1:1053",
+            "--dns-server-rrl=on",
+            "--dns-server-rrl-responses-per-second=5",
+            "--dns-server-rrl-window=30s",
+            "--dns-server-rrl-slip=0",
+        ]))
+        .unwrap_or_else(|e| panic!("{}", e.0));
+        let rrl = forced.rrl.unwrap_or_else(|| panic!("on"));
+        assert_eq!(
+            (rrl.responses_per_second, rrl.window, rrl.slip),
+            (5, Duration::from_secs(30), 0)
+        );
+        assert_eq!(
+            config(&flags(&[zone, "--dns-server-rrl=off"])).map(|c| c.rrl).ok(),
+            Some(None)
+        );
+        assert!(error(&[zone, "--dns-server-rrl=sometimes"]).contains("auto, on or off"));
+        assert!(error(&[zone, "--dns-server-rrl-window=0s"]).contains("at least 1s"));
+    }
+
+    #[test]
+    fn cookies_are_on_with_a_secret_of_their_own_unless_one_is_given() {
+        let zone = "--dns-server-zone=example.org";
+        let c = config(&flags(&[zone])).unwrap_or_else(|e| panic!("{}", e.0));
+        assert!(c.cookies && c.cookie_secret.is_none());
+        let secret = "--dns-server-cookie-secret=00112233445566778899aabbccddeeff";
+        let c = config(&flags(&[zone, secret, "--dns-server-cookies=false"])).unwrap_or_else(|e| panic!("{}", e.0));
+        assert!(!c.cookies && c.cookie_secret.is_some());
+        let e = error(&[zone, "--dns-server-cookie-secret=not-a-secret-but-long-enough-xx"]);
+        assert!(
+            e.contains("32 hexadecimal digits") && !e.contains("not-a-secret"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn dot_needs_both_files_and_listens_on_853_by_default() {
+        let zone = "--dns-server-zone=example.org";
+        assert!(config(&flags(&[zone])).map(|c| c.tls.is_none()).unwrap_or(false));
+        let c = config(&flags(&[
+            zone,
+            "--dns-server-tls-cert-file=/tls/tls.crt",
+            "--dns-server-tls-key-file=/tls/tls.key",
+        ]))
+        .unwrap_or_else(|e| panic!("{}", e.0));
+        let tls = c.tls.unwrap_or_else(|| panic!("DoT on"));
+        assert_eq!(
+            tls.listen,
+            vec!["0.0.0.0:853".parse::<SocketAddr>().unwrap_or_else(|e| panic!("{e}"))]
+        );
+        assert_eq!(tls.cert_file, std::path::PathBuf::from("/tls/tls.crt"));
+        assert!(error(&[zone, "--dns-server-tls-cert-file=/tls/tls.crt"]).contains("give both"));
+        assert!(
+            error(&[
+                zone,
+                "--dns-server-tls-cert-file=a",
+                "--dns-server-tls-key-file=b",
+                "--dns-server-tls-listen=853"
+            ])
+            .contains("--dns-server-tls-listen=853")
+        );
     }
 }
 

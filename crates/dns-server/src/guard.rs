@@ -1,0 +1,411 @@
+//! What stands between a parsed query and its answer on a server open to the internet: the client's DNS
+//! cookie read before the answer is made ([`Guard::admit`]), and the answer stamped with our cookie and
+//! rate limited after ([`Guard::release`]). The listeners call both around [`answer::respond`](crate::answer);
+//! with cookies and RRL off, both are a branch each.
+//!
+//! The rules: a malformed COOKIE option gets FORMERR (RFC 7873 §5.2.2); a server cookie we cannot accept
+//! gets BADCOOKIE with a fresh one over UDP (§5.2.3: the client retries with it) and an ordinary answer
+//! over TCP, where the connection already proves the address; every answer to a client cookie carries our
+//! server cookie. Rate limiting ([`crate::rrl`]) counts UDP answers only, and never those to a client whose
+//! server cookie is valid; a slipped answer to a client that sent a cookie is BADCOOKIE with a fresh one
+//! (as BIND does), so the client's retry carries a valid cookie and passes.
+
+use std::net::SocketAddr;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use hickory_proto::op::{Edns, Message, Metadata, ResponseCode};
+use hickory_proto::rr::rdata::opt::EdnsOption;
+use prometheus_client::metrics::counter::Counter;
+use tracing::info;
+
+use crate::answer::OUR_PAYLOAD;
+use crate::cookie::{Cookie, CookieSecret, Cookies};
+use crate::metrics::{ClassLabels, ResultLabels, ServerMetrics, Transport};
+use crate::rrl::{Class, Limiter, RrlConfig, Verdict};
+
+/// The cookie checker and the rate limiter, each when configured.
+#[derive(Debug)]
+pub(crate) struct Guard {
+    cookies: Option<Cookies>,
+    rrl: Option<Limiter>,
+    /// The rate limiter's clock starts here.
+    start: Instant,
+}
+
+/// The two clocks the guard reads: Unix seconds for cookies (shared by replicas, RFC 9018), seconds since
+/// start for the limiter (monotonic). Passed in, so tests set them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Now {
+    pub(crate) unix: u32,
+    pub(crate) mono: u64,
+}
+
+/// Who asked, over what, and when.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Asker {
+    pub(crate) transport: Transport,
+    pub(crate) peer: SocketAddr,
+    pub(crate) now: Now,
+}
+
+impl Guard {
+    pub(crate) fn new(cookies: Option<CookieSecret>, rrl: Option<RrlConfig>) -> Guard {
+        Guard {
+            cookies: cookies.map(Cookies::new),
+            rrl: rrl.map(Limiter::new),
+            start: Instant::now(),
+        }
+    }
+
+    /// The time now, on both clocks.
+    pub(crate) fn now(&self) -> Now {
+        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        Now {
+            // RFC 9018's timestamps wrap in 2106 by design (serial-number arithmetic).
+            unix: (unix & 0xffff_ffff) as u32,
+            mono: self.start.elapsed().as_secs(),
+        }
+    }
+
+    /// What `request`'s cookie says; `Err` holds the refusal to send instead of an answer.
+    pub(crate) fn admit(
+        &self,
+        request: &Message,
+        asker: &Asker,
+        counters: &GuardCounters,
+    ) -> Result<Cookie, (Cookie, Box<Message>)> {
+        let Asker { transport, peer, now } = *asker;
+        let Some(cookies) = &self.cookies else {
+            return Ok(Cookie::Absent);
+        };
+        let cookie = cookies.read(request, peer.ip(), now.unix);
+        counters.cookie(cookie);
+        match cookie {
+            Cookie::Malformed => Err((cookie, Box::new(refusal(request, ResponseCode::FormErr, None)))),
+            Cookie::Invalid { .. } if transport == Transport::Udp => {
+                Err((cookie, Box::new(refusal(request, ResponseCode::BADCOOKIE, None))))
+            }
+            _ => Ok(cookie),
+        }
+    }
+
+    /// `response` as it is to be sent to `peer` (with our cookie, or slipped), or `None`: send nothing.
+    pub(crate) fn release(
+        &self,
+        request: &Message,
+        mut response: Message,
+        cookie: Cookie,
+        asker: &Asker,
+        counters: &GuardCounters,
+    ) -> Option<Message> {
+        let Asker { transport, peer, now } = *asker;
+        if let Some(limiter) = &self.rrl
+            && transport == Transport::Udp
+            && !cookie.is_valid()
+        {
+            let (class, name, record_type) = Class::of(&response);
+            let (verdict, newly) = limiter.check(peer.ip(), class, name.as_ref(), record_type, now.mono);
+            if let Some(limited) = newly {
+                info!(
+                    prefix = %limited.prefix,
+                    length = limited.length,
+                    class = limited.class.label(),
+                    rate = limiter.config().responses_per_second,
+                    "rate limiting DNS answers to {}/{} (RRL): over the rate; slipping or dropping until quiet",
+                    limited.prefix,
+                    limited.length,
+                );
+            }
+            match verdict {
+                Verdict::Send => {}
+                Verdict::Drop => {
+                    counters.limited(class);
+                    return None;
+                }
+                Verdict::Slip => {
+                    counters.slipped(class);
+                    response = slip(request, response, cookie, self.cookies.is_some());
+                }
+            }
+        }
+        if let Some(cookies) = &self.cookies
+            && let Some(option) = cookies.answer_option(cookie, peer.ip(), now.unix)
+        {
+            attach(&mut response, option);
+        }
+        Some(response)
+    }
+}
+
+/// A slipped answer: BADCOOKIE (a fresh cookie follows) to a client that sent a cookie, else the answer
+/// emptied with TC set, both small and both sending a real client back by a path RRL does not limit.
+fn slip(request: &Message, mut response: Message, cookie: Cookie, cookies: bool) -> Message {
+    if cookies && cookie.client().is_some() {
+        return refusal(request, ResponseCode::BADCOOKIE, None);
+    }
+    response.answers.clear();
+    response.authorities.clear();
+    response.additionals.clear();
+    response.metadata.truncation = true;
+    response
+}
+
+/// Puts `option` into `response`'s OPT record, if it has one (it does whenever the request had EDNS).
+fn attach(response: &mut Message, option: EdnsOption) {
+    if let Some(edns) = response.edns.as_mut() {
+        edns.options_mut().insert(option);
+    }
+}
+
+/// An answer with no sections but the question and an OPT record, with `rcode`: FORMERR for a malformed
+/// COOKIE option, BADCOOKIE (with `option`, a fresh cookie) for one we cannot accept.
+fn refusal(request: &Message, rcode: ResponseCode, option: Option<EdnsOption>) -> Message {
+    let mut response = Message::response(request.metadata.id, request.op_code);
+    response.metadata = Metadata::response_from_request(&request.metadata);
+    response.metadata.response_code = rcode;
+    if let [query] = request.queries.as_slice() {
+        response.queries.push(query.clone());
+    }
+    let mut edns = Edns::new();
+    edns.set_max_payload(OUR_PAYLOAD);
+    if let Some(theirs) = &request.edns {
+        edns.set_dnssec_ok(theirs.flags().dnssec_ok);
+    }
+    response.edns = Some(edns);
+    if let Some(option) = option {
+        attach(&mut response, option);
+    }
+    response
+}
+
+/// One worker's handles on the guard's counters, looked up once.
+#[derive(Debug)]
+pub(crate) struct GuardCounters {
+    cookies: [Counter; 4],
+    limited: [Counter; 5],
+    slipped: [Counter; 5],
+}
+
+const CLASSES: [Class; 5] = [
+    Class::Positive,
+    Class::NoData,
+    Class::NxDomain,
+    Class::Referral,
+    Class::Error,
+];
+
+const COOKIE_RESULTS: [&str; 4] = ["valid", "invalid", "client_only", "malformed"];
+
+impl GuardCounters {
+    pub(crate) fn new(metrics: &ServerMetrics) -> GuardCounters {
+        let by_class = |family: &prometheus_client::metrics::family::Family<ClassLabels, Counter>| {
+            CLASSES.map(|class| family.get_or_create(&ClassLabels { class: class.label() }).clone())
+        };
+        GuardCounters {
+            cookies: COOKIE_RESULTS.map(|result| metrics.cookies.get_or_create(&ResultLabels { result }).clone()),
+            limited: by_class(&metrics.rrl_limited),
+            slipped: by_class(&metrics.rrl_slipped),
+        }
+    }
+
+    fn cookie(&self, cookie: Cookie) {
+        if let Some(i) = COOKIE_RESULTS.iter().position(|r| *r == cookie.label()) {
+            self.cookies[i].inc();
+        }
+    }
+
+    fn limited(&self, class: Class) {
+        if let Some(i) = CLASSES.iter().position(|c| *c == class) {
+            self.limited[i].inc();
+        }
+    }
+
+    fn slipped(&self, class: Class) {
+        if let Some(i) = CLASSES.iter().position(|c| *c == class) {
+            self.slipped[i].inc();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use hickory_proto::op::{MessageType, OpCode, Query};
+    use hickory_proto::rr::rdata::A;
+    use hickory_proto::rr::rdata::opt::EdnsCode;
+    use hickory_proto::rr::{Name, RData, Record, RecordType};
+
+    use super::*;
+
+    const SECRET: [u8; 16] = [9; 16];
+
+    fn request(cookie: Option<Vec<u8>>) -> Message {
+        let mut m = Message::new(7, MessageType::Query, OpCode::Query);
+        m.add_query(Query::query(
+            Name::from_ascii("web.example.org.").expect("name"),
+            RecordType::A,
+        ));
+        let mut edns = Edns::new();
+        if let Some(data) = cookie {
+            edns.options_mut().insert(EdnsOption::Unknown(10, data));
+        }
+        m.set_edns(edns);
+        m
+    }
+
+    /// A positive answer to `request`, with an OPT record as the answer side makes it.
+    fn answer(request: &Message) -> Message {
+        let mut r = refusal(request, ResponseCode::NoError, None);
+        r.metadata.authoritative = true;
+        r.answers.push(Record::from_rdata(
+            Name::from_ascii("web.example.org.").expect("name"),
+            60,
+            RData::A(A::new(192, 0, 2, 1)),
+        ));
+        r
+    }
+
+    fn asker(transport: Transport, ip: [u8; 4]) -> Asker {
+        Asker {
+            transport,
+            peer: SocketAddr::from((ip, 5353)),
+            now: Now {
+                unix: 1_000_000,
+                mono: 0,
+            },
+        }
+    }
+
+    fn guard(rate: u32) -> Guard {
+        let rrl = RrlConfig {
+            responses_per_second: rate,
+            window: Duration::from_secs(1),
+            slip: 2,
+            ..RrlConfig::default()
+        };
+        Guard::new(Some(CookieSecret::from_bytes(SECRET)), Some(rrl))
+    }
+
+    fn counters() -> GuardCounters {
+        GuardCounters::new(&ServerMetrics::default())
+    }
+
+    /// What the guard sends for `request` from `asker`: `None` for nothing.
+    fn through(g: &Guard, request: &Message, asker: &Asker) -> Option<Message> {
+        let c = counters();
+        let (cookie, response) = match g.admit(request, asker, &c) {
+            Ok(cookie) => (cookie, answer(request)),
+            Err((cookie, refusal)) => (cookie, *refusal),
+        };
+        g.release(request, response, cookie, asker, &c)
+    }
+
+    fn cookie_of(m: &Message) -> Option<Vec<u8>> {
+        match m.edns.as_ref()?.option(EdnsCode::Cookie)? {
+            EdnsOption::Unknown(10, data) => Some(data.clone()),
+            _ => None,
+        }
+    }
+
+    /// A valid client+server cookie for a client at `ip`.
+    fn valid_cookie(ip: [u8; 4]) -> Vec<u8> {
+        let g = guard(100);
+        let r = through(&g, &request(Some(vec![1; 8])), &asker(Transport::Udp, ip)).expect("answered");
+        cookie_of(&r).expect("a server cookie")
+    }
+
+    #[test]
+    fn a_malformed_cookie_is_a_format_error() {
+        let r = through(
+            &guard(100),
+            &request(Some(vec![1; 5])),
+            &asker(Transport::Udp, [192, 0, 2, 1]),
+        )
+        .expect("answered");
+        assert_eq!(r.metadata.response_code, ResponseCode::FormErr);
+        assert!(r.answers.is_empty());
+    }
+
+    #[test]
+    fn a_wrong_server_cookie_gets_badcookie_and_a_fresh_one_over_udp_and_an_answer_over_tcp() {
+        let mut wrong = valid_cookie([192, 0, 2, 1]);
+        wrong[20] ^= 0xff;
+        let g = guard(100);
+        let r = through(
+            &g,
+            &request(Some(wrong.clone())),
+            &asker(Transport::Udp, [192, 0, 2, 1]),
+        )
+        .expect("sent");
+        assert_eq!(r.metadata.response_code, ResponseCode::BADCOOKIE);
+        assert!(r.answers.is_empty());
+        let fresh = cookie_of(&r).expect("a fresh cookie");
+        assert_eq!(fresh[..8], wrong[..8], "the client cookie echoed");
+        assert_ne!(fresh, wrong);
+        let again = through(&g, &request(Some(fresh)), &asker(Transport::Udp, [192, 0, 2, 1])).expect("sent");
+        assert_eq!(again.metadata.response_code, ResponseCode::NoError);
+        let tcp = through(&g, &request(Some(wrong)), &asker(Transport::Tcp, [192, 0, 2, 1])).expect("sent");
+        assert_eq!(tcp.metadata.response_code, ResponseCode::NoError);
+        assert_eq!(tcp.answers.len(), 1);
+    }
+
+    #[test]
+    fn a_client_cookie_alone_gets_an_answer_with_a_server_cookie() {
+        let r = through(
+            &guard(100),
+            &request(Some(vec![4; 8])),
+            &asker(Transport::Udp, [192, 0, 2, 1]),
+        )
+        .expect("sent");
+        assert_eq!(r.answers.len(), 1);
+        assert_eq!(cookie_of(&r).map(|c| c.len()), Some(24));
+        let plain = through(&guard(100), &request(None), &asker(Transport::Udp, [192, 0, 2, 1])).expect("sent");
+        assert_eq!(cookie_of(&plain), None, "no cookie asked, none sent");
+    }
+
+    #[test]
+    fn rate_limiting_spares_valid_cookies_and_tcp_and_slips_as_badcookie_or_tc() {
+        let g = guard(2);
+        let ip = [192, 0, 2, 1];
+        let udp = asker(Transport::Udp, ip);
+        let plain: Vec<Option<Message>> = (0..6).map(|_| through(&g, &request(None), &udp)).collect();
+        assert_eq!(plain.iter().flatten().filter(|m| !m.answers.is_empty()).count(), 2);
+        let slipped: Vec<&Message> = plain.iter().flatten().filter(|m| m.answers.is_empty()).collect();
+        assert_eq!(slipped.len(), 2, "every 2nd of 4 limited answers");
+        assert!(slipped.iter().all(|m| m.metadata.truncation));
+        assert_eq!(plain.iter().filter(|m| m.is_none()).count(), 2);
+        // A client that sent a cookie is slipped BADCOOKIE with a fresh one, which then passes.
+        let sends: Vec<Message> = (0..2)
+            .filter_map(|_| through(&g, &request(Some(vec![5; 8])), &udp))
+            .collect();
+        let badcookie = sends
+            .iter()
+            .find(|m| m.metadata.response_code == ResponseCode::BADCOOKIE);
+        let fresh = cookie_of(badcookie.expect("one slipped as BADCOOKIE")).expect("with a cookie");
+        for _ in 0..20 {
+            let r = through(&g, &request(Some(fresh.clone())), &udp).expect("never limited");
+            assert_eq!(r.answers.len(), 1);
+        }
+        for _ in 0..20 {
+            let r = through(&g, &request(None), &asker(Transport::Tcp, ip)).expect("never limited");
+            assert_eq!(r.answers.len(), 1);
+        }
+    }
+
+    #[test]
+    fn a_refusal_carries_the_question_and_the_fresh_cookie() {
+        let c = Cookies::new(CookieSecret::from_bytes(SECRET));
+        let ip = std::net::IpAddr::from([192, 0, 2, 1]);
+        let req = request(Some(vec![1; 8]));
+        let option = c.answer_option(c.read(&req, ip, 9), ip, 9);
+        let mut r = refusal(&req, ResponseCode::BADCOOKIE, option);
+        assert_eq!(r.queries.len(), 1);
+        let mut wire = Vec::new();
+        crate::answer::encode(&mut r, 512, &mut wire).expect("encodes");
+        let back = Message::from_vec(&wire).expect("decodes");
+        assert_eq!(u16::from(back.response_code), 23);
+        let edns = back.edns.expect("OPT");
+        assert!(matches!(edns.option(EdnsCode::Cookie), Some(EdnsOption::Unknown(10, d)) if d.len() == 24));
+    }
+}
