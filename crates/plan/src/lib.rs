@@ -32,6 +32,7 @@
 //! ```
 
 mod conflict;
+mod named;
 mod policy;
 #[cfg(test)]
 mod tests;
@@ -487,6 +488,7 @@ fn plan_row<'a>(
                 };
                 if needs_update(config, desired, current) {
                     let mut new = desired.clone();
+                    named::keep_named_object(&mut new, current);
                     // The new side keeps the current owner so the owner filter treats both sides alike.
                     new.labels
                         .insert(label::OWNER.to_string(), current.owner().unwrap_or("").to_string());

@@ -738,3 +738,43 @@ fn many_rows_are_planned_independently() {
 fn changes_of(out: &PlanOutcome) -> Changes {
     out.changes.iter().cloned().collect()
 }
+
+// --- no rewrite without a cause (issue 47, item 8) ---
+
+/// `x.example.com` A 1.1.1.1 published by the Services `a` and `b` alike, merged as the dedup merges them:
+/// `first` named, the other referenced.
+fn published_by_both(first: &str, second: &str) -> Endpoint {
+    of(of(a("x.example.com", &["1.1.1.1"]), first), second)
+}
+
+#[test]
+fn a_restart_listing_the_objects_of_a_name_in_another_order_rewrites_nothing() {
+    let current = [res(ours(a("x.example.com", &["1.1.1.1"])), "service/default/b")];
+    let desired = [published_by_both("service/default/a", "service/default/b")];
+    let c = plan(&config(), &current, &desired);
+    assert!(c.is_empty(), "{c:?}");
+}
+
+#[test]
+fn an_update_keeps_naming_the_object_the_ownership_record_names() {
+    // A forced update (an ownership record written again, as a take-over from external-dns's old format
+    // does) and a TTL change: the record still names `b`, which still publishes it.
+    let mut current = res(ours(a("x.example.com", &["1.1.1.1"])), "service/default/b");
+    current.provider_specific.set("txt/force-update", "true");
+    let mut desired = published_by_both("service/default/a", "service/default/b");
+    desired.record_ttl = Ttl(60);
+    let c = plan(&config(), &[current], &[desired]);
+    assert_eq!(c.update_new.len(), 1, "{c:?}");
+    let new = &c.update_new[0];
+    assert_eq!(new.resource().as_deref(), Some("service/default/b"));
+    assert_eq!(new.ref_objects.len(), 2, "both objects still get the record's Events");
+}
+
+#[test]
+fn an_update_names_the_first_object_once_the_named_one_no_longer_publishes_the_name() {
+    let current = res(ours(a("x.example.com", &["1.1.1.1"])), "service/default/gone");
+    let mut desired = published_by_both("service/default/a", "service/default/b");
+    desired.record_ttl = Ttl(60);
+    let c = plan(&config(), &[current], &[desired]);
+    assert_eq!(c.update_new[0].resource().as_deref(), Some("service/default/a"));
+}
