@@ -370,8 +370,10 @@ fn provider_specific_order_does_not_matter() {
     assert!(c.update_new.is_empty());
 }
 
+/// external-dns #6671: with `--migrate-from-txt-owner`, identical records must be updated too, or their
+/// ownership records keep the old owner (the registry's `issue_6671` test writes such an update).
 #[test]
-fn migrating_from_an_old_owner_updates_every_owned_record() {
+fn issue_6671_migrating_from_an_old_owner_updates_every_owned_record_identical_ones_too() {
     let cfg = PlanConfig {
         old_owner_id: Some("old".into()),
         ..config()

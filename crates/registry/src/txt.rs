@@ -11,6 +11,7 @@ use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, Target
 use extdns_provider::failure::FailureKind;
 use extdns_provider::{ChangeFailure, Provider, Unit};
 
+use crate::claims;
 use crate::crypto::AesKey;
 use crate::labels::{self, InvalidHeritage};
 use crate::mapper::NameMapper;
@@ -181,6 +182,26 @@ impl Ownership {
         name
     }
 
+    /// Whose claim the ownership values `values` (of a name we are about to create a record at) are.
+    fn claim_on(&self, values: &Targets) -> Claim {
+        let owners = values
+            .iter()
+            .filter_map(|v| labels::parse(v, self.key.as_ref()).ok())
+            .filter_map(|l| l.get(label::OWNER).cloned());
+        let mut claim = Claim::Ours;
+        for owner in owners {
+            if owner == self.owner_id {
+                continue;
+            }
+            if self.migrate_from() == Some(owner.as_str()) {
+                claim = Claim::Replaceable;
+            } else {
+                return Claim::Foreign(owner);
+            }
+        }
+        claim
+    }
+
     /// `--migrate-from-txt-owner`: a record of the old owner is ours now.
     pub(crate) fn migrate_owner(&self, ep: &mut Endpoint) {
         if let Some(old) = self.migrate_from()
@@ -189,6 +210,16 @@ impl Ownership {
             ep.labels.insert(label::OWNER.to_string(), self.owner_id.clone());
         }
     }
+}
+
+/// Whose claim an ownership record found at a name without its record is.
+enum Claim {
+    /// Ours (left from an earlier write): kept as it is.
+    Ours,
+    /// The owner we take over from (`--migrate-from-txt-owner`): replaced by ours.
+    Replaceable,
+    /// Another owner's: the record is not created.
+    Foreign(String),
 }
 
 /// The TXT registry's settings: who owns what, and how records are read.
@@ -235,6 +266,8 @@ pub struct TxtRegistry {
     state: Mutex<State>,
     /// Records already said to be written without an ownership record, or not written because of its name.
     warned: Once,
+    /// Ownership records already said to claim one record for several owners.
+    contested: Once,
 }
 
 impl std::fmt::Debug for TxtRegistry {
@@ -253,6 +286,7 @@ impl TxtRegistry {
             config,
             state: Mutex::new(State::default()),
             warned: Once::default(),
+            contested: Once::default(),
         }
     }
 
@@ -292,14 +326,19 @@ impl TxtRegistry {
                 };
                 match labels::parse(value, own.key.as_ref()) {
                     Err(InvalidHeritage) => false,
-                    Ok(l) => {
-                        labels_of.push(Some(l));
+                    Ok(mut l) => {
                         // The values an update or delete of this ownership record names: every ownership
                         // value the name holds (orphans of an earlier writer go with it), never someone's
-                        // other TXT value beside them.
+                        // other TXT value beside them. Each is a claim on the record (#5457).
                         if r.targets.len() > 1 {
                             r.targets.0.retain(|t| labels::parse(t, own.key.as_ref()).is_ok());
+                            for other in r.targets.iter().skip(1) {
+                                if let Ok(claim) = labels::parse(other, own.key.as_ref()) {
+                                    l = claims::settle(&own.owner_id, l, claim).labels(&r.dns_name, &self.contested);
+                                }
+                            }
                         }
+                        labels_of.push(Some(l));
                         true
                     }
                 }
@@ -331,8 +370,15 @@ impl TxtRegistry {
         let mut owned: HashMap<(&str, &RecordType, &str), usize> = HashMap::with_capacity(txts.len());
         let mut txt_names: HashSet<&str> = HashSet::with_capacity(txts.len());
         for (&(txt_name, set, at), (name, rt)) in txts.iter().zip(&mapped) {
-            owned.insert((name.as_str(), rt, set), at);
             txt_names.insert(txt_name);
+            // Two ownership records of one record (#5457): the first keeps it, the claims settled.
+            let Some(&kept) = owned.get(&(name.as_str(), rt, set)) else {
+                owned.insert((name.as_str(), rt, set), at);
+                continue;
+            };
+            if let (Some(first), Some(other)) = (labels_of[kept].take(), labels_of[at].clone()) {
+                labels_of[kept] = Some(claims::settle(&own.owner_id, first, other).labels(txt_name, &self.contested));
+            }
         }
         // First which ownership record each record has, then the labels: those of an ownership record only
         // one record has (nearly all) move to it rather than being copied.
@@ -398,7 +444,7 @@ impl TxtRegistry {
         drop((txt_names, txts, mapped, labels_of));
         for ((name, set, values), ours) in taken.into_iter().zip(ours) {
             if ours {
-                present.insert(name, &set, values);
+                present.add(name, &set, values);
             }
         }
         (endpoints, present)
@@ -436,6 +482,28 @@ impl OwnershipRecords {
             *held = values;
         } else {
             ids.named.push((set_identifier.to_owned(), values));
+        }
+    }
+
+    /// Records the ownership record `name` with `set_identifier` read holding `values`, beside the values
+    /// read under that name before (a provider returning each value as a record of its own): an update or
+    /// delete names them all, so no claim is left behind.
+    fn add(&mut self, name: String, set_identifier: &str, values: Targets) {
+        match self.values_mut(&name, set_identifier) {
+            Some(held) => held.0.extend(values.0),
+            None => self.insert(name, set_identifier, values),
+        }
+    }
+
+    fn values_mut(&mut self, name: &str, set_identifier: &str) -> Option<&mut Targets> {
+        let ids = self.0.get_mut(name)?;
+        if set_identifier.is_empty() {
+            ids.unset.as_mut()
+        } else {
+            ids.named
+                .iter_mut()
+                .find(|(id, _)| id == set_identifier)
+                .map(|(_, v)| v)
         }
     }
 
@@ -518,6 +586,8 @@ struct Planned<'c> {
     nonce: Option<String>,
     /// How the change and its ownership change are written ([`Pairing::Together`] without one).
     pairing: Pairing,
+    /// Why neither is written, when another owner's ownership record holds the name (#6617).
+    claimed: Option<String>,
 }
 
 /// What [`Registry::apply`] did with one change it writes, for the fold.
@@ -564,11 +634,31 @@ impl TxtRegistry {
 
         let mut planned: Vec<Planned<'_>> = Vec::with_capacity(changes.len());
         for change in changes.iter().filter(|c| self.writes(c)) {
+            let mut claimed = None;
             let (ownership, sealed) = match change {
                 Change::Create(r) => {
                     let mut labels = own.record_labels(r);
                     let txt = own.txt_record(r, &mut labels)?;
-                    ((!txt_exists(&txt)).then_some(Change::Create(txt)), nonce(&labels))
+                    let held = present.and_then(|p| p.values(&txt.dns_name, &txt.set_identifier));
+                    match held.map(|values| own.claim_on(values)) {
+                        None => (Some(Change::Create(txt)), nonce(&labels)),
+                        Some(Claim::Ours) => (None, None),
+                        // An ownership record left by the owner we take over from: replaced by ours.
+                        Some(Claim::Replaceable) => {
+                            let stored = own.stored_txt_record(r, present)?;
+                            (Some(Change::update(stored, txt)), nonce(&labels))
+                        }
+                        // Another owner's ownership record without its record (#6617): external-dns creates
+                        // the record without one, and from then on neither owner manages it.
+                        Some(Claim::Foreign(owner)) => {
+                            claimed = Some(format!(
+                                "not created: its ownership record {} belongs to owner {owner:?} (remove it, or \
+                                 take the name over with --migrate-from-txt-owner={owner})",
+                                txt.dns_name
+                            ));
+                            (None, None)
+                        }
+                    }
                 }
                 Change::Delete(r) => {
                     let txt = own.stored_txt_record(r, present)?;
@@ -611,6 +701,7 @@ impl TxtRegistry {
                 ownership,
                 nonce: sealed,
                 pairing,
+                claimed,
             });
         }
         Ok(planned)
@@ -637,6 +728,14 @@ impl Registry for TxtRegistry {
         // Not sent: reported refused, per record, whether the rest succeeds or fails in part.
         let mut withheld = Vec::new();
         for p in &planned {
+            if let Some(why) = &p.claimed {
+                withheld.push(ChangeFailure::new(
+                    p.change.endpoint(),
+                    FailureKind::Refused,
+                    why.clone(),
+                ));
+                continue;
+            }
             match (p.pairing, &p.ownership) {
                 (Pairing::Apart, Some(o)) => apart.push((p.change, o)),
                 (Pairing::Refused(why), _) => withheld.push(ChangeFailure::new(
@@ -656,6 +755,7 @@ impl Registry for TxtRegistry {
         let ownership = planned
             .into_iter()
             .map(|p| match p.pairing {
+                _ if p.claimed.is_some() => Sent::Withheld,
                 Pairing::Refused(_) => Sent::Withheld,
                 Pairing::Unowned => Sent::Unowned,
                 Pairing::Together | Pairing::Apart => Sent::Owned(p.ownership.map(|o| SentOwnership::new(o, p.nonce))),
