@@ -14,7 +14,7 @@ use extdns_endpoint::{Labels, label};
 /// The labels a record is read with, given the claim kept so far and another one; `ours` is our owner id.
 /// When the owners differ, the claim of an owner other than us wins, the least such owner id among
 /// several, so the outcome depends on neither the order nor who reads it (each reader sees it foreign).
-pub(crate) fn settle(ours: &str, kept: Labels, other: Labels) -> Settled {
+pub fn settle(ours: &str, kept: Labels, other: Labels) -> Settled {
     let (a, b) = (owner(&kept), owner(&other));
     if a == b {
         return Settled::Agreed(kept);
@@ -32,7 +32,7 @@ pub(crate) fn settle(ours: &str, kept: Labels, other: Labels) -> Settled {
 
 /// What [`settle`] decided.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Settled {
+pub enum Settled {
     /// The claims name one owner: the record is read with the first claim.
     Agreed(Labels),
     /// The claims name different owners: the record is read with `labels` (another owner's).
@@ -45,12 +45,13 @@ pub(crate) enum Settled {
 }
 
 impl Settled {
-    /// The labels the record is read with, warning (once per `name`, through `once`) when contested.
-    pub(crate) fn labels(self, name: &str, once: &crate::placement::Once) -> Labels {
+    /// The labels the record is read with; when contested, a warning names the owners if `first_time`
+    /// says the ownership record `name` was not warned about yet.
+    pub fn labels(self, name: &str, first_time: impl FnOnce(&str) -> bool) -> Labels {
         match self {
             Settled::Agreed(labels) => labels,
             Settled::Contested { labels, owners } => {
-                if once.first(name) {
+                if first_time(name) {
                     tracing::warn!(
                         ownership_record = %name, owners = %owners.join(", "),
                         "ownership records of several owners claim this record; it is left alone (not \
@@ -61,6 +62,20 @@ impl Settled {
             }
         }
     }
+}
+
+/// The labels one ownership record's values state, `first` being the first value's: each further value
+/// is a claim of its own, settled with the others ([`settle`]).
+pub fn of_values(
+    ours: &str,
+    first: Labels,
+    others: impl Iterator<Item = Labels>,
+    name: &str,
+    mut first_time: impl FnMut(&str) -> bool,
+) -> Labels {
+    others.fold(first, |kept, claim| {
+        settle(ours, kept, claim).labels(name, &mut first_time)
+    })
 }
 
 fn owner(l: &Labels) -> &str {

@@ -30,7 +30,7 @@
 //! # }
 //! ```
 
-mod claims;
+pub mod claims;
 pub mod crypto;
 pub mod labels;
 pub mod mapper;

@@ -332,11 +332,9 @@ impl TxtRegistry {
                         // other TXT value beside them. Each is a claim on the record (#5457).
                         if r.targets.len() > 1 {
                             r.targets.0.retain(|t| labels::parse(t, own.key.as_ref()).is_ok());
-                            for other in r.targets.iter().skip(1) {
-                                if let Ok(claim) = labels::parse(other, own.key.as_ref()) {
-                                    l = claims::settle(&own.owner_id, l, claim).labels(&r.dns_name, &self.contested);
-                                }
-                            }
+                            let others = r.targets.iter().skip(1);
+                            let others = others.filter_map(|v| labels::parse(v, own.key.as_ref()).ok());
+                            l = claims::of_values(&own.owner_id, l, others, &r.dns_name, |n| self.contested.first(n));
                         }
                         labels_of.push(Some(l));
                         true
@@ -377,7 +375,8 @@ impl TxtRegistry {
                 continue;
             };
             if let (Some(first), Some(other)) = (labels_of[kept].take(), labels_of[at].clone()) {
-                labels_of[kept] = Some(claims::settle(&own.owner_id, first, other).labels(txt_name, &self.contested));
+                labels_of[kept] =
+                    Some(claims::settle(&own.owner_id, first, other).labels(txt_name, |n| self.contested.first(n)));
             }
         }
         // First which ownership record each record has, then the labels: those of an ownership record only
