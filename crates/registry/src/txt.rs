@@ -40,6 +40,9 @@ pub struct OwnershipConfig {
     pub encrypt_aes_key: Option<String>,
     /// Records owned by this id are taken over.
     pub migrate_from_owner: Option<String>,
+    /// `--txt-adopt-from-owner`: the records this owner id released to us (and the plan found identical
+    /// to ours) are taken over.
+    pub adopt_from_owner: Option<String>,
 }
 
 impl Default for OwnershipConfig {
@@ -52,6 +55,7 @@ impl Default for OwnershipConfig {
             encrypt_enabled: false,
             encrypt_aes_key: None,
             migrate_from_owner: None,
+            adopt_from_owner: None,
         }
     }
 }
@@ -67,6 +71,7 @@ pub struct Ownership {
     key: Option<AesKey>,
     encrypt: bool,
     migrate_from: Option<String>,
+    adopt_from: Option<String>,
 }
 
 impl Ownership {
@@ -86,6 +91,10 @@ impl Ownership {
         if config.encrypt_enabled && key.is_none() {
             return Err(RegistryError::EncryptionWithoutKey);
         }
+        let adopt_from = config.adopt_from_owner.filter(|o| !o.is_empty());
+        if adopt_from.as_deref() == Some(config.owner_id.as_str()) {
+            return Err(RegistryError::AdoptFromSelf(config.owner_id));
+        }
         Ok(Ownership {
             mapper: NameMapper::new(&config.prefix, &config.suffix, &config.wildcard_replacement),
             owner_id: config.owner_id,
@@ -93,6 +102,7 @@ impl Ownership {
             key,
             encrypt: config.encrypt_enabled,
             migrate_from: config.migrate_from_owner.filter(|o| !o.is_empty()),
+            adopt_from,
         })
     }
 
@@ -104,6 +114,19 @@ impl Ownership {
     /// The previous owner id whose records are being taken over, if any.
     pub fn migrate_from(&self) -> Option<&str> {
         self.migrate_from.as_deref()
+    }
+
+    /// The owner id whose released records are taken over (`--txt-adopt-from-owner`), if any.
+    pub fn adopt_from(&self) -> Option<&str> {
+        self.adopt_from.as_deref()
+    }
+
+    /// Whether `r` (another owner's record) is one we take over: its owner is the one we adopt from, and
+    /// its ownership record says it was released to us. The plan asks for it only where the record is
+    /// identical to ours.
+    pub fn adopts(&self, r: &Endpoint) -> bool {
+        self.adopt_from()
+            .is_some_and(|from| r.owner() == Some(from) && r.label(label::RELEASED_TO) == Some(self.owner_id.as_str()))
     }
 
     /// The name mapper, e.g. to show users which TXT name a record gets.
@@ -602,13 +625,14 @@ pub(crate) enum Sent {
 
 impl TxtRegistry {
     /// Whether a change is written at all: updates and deletes of records that are not ours are dropped,
-    /// whatever the plan said.
+    /// whatever the plan said, but for the update adopting a record released to us.
     fn writes(&self, change: &Change) -> bool {
-        let is_ours = |e: &Endpoint| e.owner() == Some(self.config.ownership.owner_id.as_str());
+        let own = &self.config.ownership;
+        let is_ours = |e: &Endpoint| e.owner() == Some(own.owner_id.as_str());
         match change {
             Change::Create(_) => true,
             Change::Delete(r) => is_ours(r),
-            Change::Update { old, new } => is_ours(old) && is_ours(new),
+            Change::Update { old, new } => (is_ours(old) || own.adopts(old)) && is_ours(new),
         }
     }
 

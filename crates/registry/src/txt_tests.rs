@@ -18,6 +18,7 @@ struct TestConfig {
     encrypt_enabled: bool,
     encrypt_aes_key: Option<String>,
     migrate_from_owner: Option<String>,
+    adopt_from_owner: Option<String>,
     managed_types: Vec<RecordType>,
     excluded_types: Vec<RecordType>,
 }
@@ -33,6 +34,7 @@ impl Default for TestConfig {
             encrypt_enabled: o.encrypt_enabled,
             encrypt_aes_key: o.encrypt_aes_key,
             migrate_from_owner: o.migrate_from_owner,
+            adopt_from_owner: o.adopt_from_owner,
             managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Cname],
             excluded_types: Vec::new(),
         }
@@ -57,6 +59,7 @@ impl TestConfig {
             encrypt_enabled: self.encrypt_enabled,
             encrypt_aes_key: self.encrypt_aes_key,
             migrate_from_owner: self.migrate_from_owner,
+            adopt_from_owner: self.adopt_from_owner,
         };
         let mut config = TxtRegistryConfig::new(Ownership::new(ownership)?);
         config.managed_types = self.managed_types;
@@ -539,8 +542,12 @@ async fn a_forced_update_writes_the_missing_new_format_txt_record() -> Result<()
     Ok(())
 }
 
+/// external-dns #6671: with `--migrate-from-txt-owner`, a record identical to what is asked for kept the
+/// old owner's ownership record on Route53 (the update changing nothing in the record was dropped). Here
+/// the update of an identical record (the plan asks for it: the plan's `issue_6671` test) rewrites its
+/// ownership record.
 #[tokio::test]
-async fn migrating_from_an_old_owner_takes_its_records_over() -> Result<(), RegistryError> {
+async fn issue_6671_an_identical_record_migrated_gets_its_ownership_record_rewritten() -> Result<(), RegistryError> {
     let old_value = "\"heritage=external-dns,external-dns/owner=old,external-dns/resource=service/default/nginx\"";
     let config = TestConfig {
         migrate_from_owner: Some("old".into()),
@@ -1089,27 +1096,11 @@ async fn issue_5457_a_record_two_owners_claim_is_never_read_as_ours() -> Result<
     Ok(())
 }
 
-/// external-dns #6671: with `--migrate-from-txt-owner`, a record identical to what is asked for kept the
-/// old owner's ownership record on Route53 (the update changing nothing in the record was dropped). Here
-/// the update of an identical record rewrites its ownership record (the plan asks for it: the plan's
-/// `issue_6671` test).
-#[tokio::test]
-async fn issue_6671_an_identical_record_migrated_gets_its_ownership_record_rewritten() -> Result<(), RegistryError> {
-    let old_value = "\"heritage=external-dns,external-dns/owner=old,external-dns/resource=service/default/nginx\"";
+#[test]
+fn adopting_from_our_own_owner_id_is_a_startup_error() {
     let config = TestConfig {
-        migrate_from_owner: Some("old".into()),
+        adopt_from_owner: Some("default".into()),
         ..Default::default()
     };
-    let (provider, registry) = setup(
-        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", old_value)],
-        config,
-    );
-    let current = registry.records().await?.records.into_vec();
-    let mut desired = a("foo.example.com", "1.2.3.4").with_ref_object(service("default", "nginx"));
-    desired.labels.insert(label::OWNER.to_string(), "default".to_string());
-    assert_eq!(current[0].targets, desired.targets, "identical");
-    update(&registry, current, vec![desired]).await?;
-    assert_eq!(foo_ownership(&provider).as_deref(), Some(NGINX_VALUE));
-    assert_eq!(provider.snapshot().len(), 2);
-    Ok(())
+    assert!(matches!(config_error(config), RegistryError::AdoptFromSelf(o) if o == "default"));
 }
