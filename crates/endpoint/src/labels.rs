@@ -151,6 +151,10 @@ pub mod label {
     pub const TXT_ENCRYPTION_NONCE: &str = "txt-encryption-nonce";
     /// Used by the AWS Cloud Map registry.
     pub const AWS_SD_DESCRIPTION: &str = "aws-sd-description";
+
+    /// The owner id a record's owner hands it over to (`--txt-release-to-owner`): written in its ownership
+    /// record so the adopting owner (`--txt-adopt-from-owner`) knows the release was declared.
+    pub const RELEASED_TO: &str = "released-to";
 }
 
 #[cfg(test)]

@@ -710,6 +710,15 @@ pub struct RegistryFlags {
     /// record per record. Either way migrates what the other wrote (docs/ownership-metadata.md).
     #[arg(long, value_name = "STORE", value_enum, default_value_t = OwnershipStoreName::Txt)]
     pub txt_ownership: OwnershipStoreName,
+    // Hand-over between owners in two phases (issue 47): docs/migration.md.
+    /// Hand this instance's records over to this owner id: they are no longer updated or deleted, and
+    /// each ownership record says it is released (phase 1 of a hand-over).
+    #[arg(long, value_name = "ID", default_value = "")]
+    pub txt_release_to_owner: String,
+    /// Take over the records this owner id released to us (--txt-release-to-owner) that are identical
+    /// to what this instance would write (phase 2 of a hand-over).
+    #[arg(long, value_name = "ID", default_value = "")]
+    pub txt_adopt_from_owner: String,
 }
 
 names! {

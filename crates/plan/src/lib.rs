@@ -32,6 +32,8 @@
 //! ```
 
 mod conflict;
+mod handover;
+mod named;
 mod policy;
 #[cfg(test)]
 mod tests;
@@ -61,6 +63,12 @@ pub struct PlanConfig {
     pub owner_id: String,
     /// `--migrate-from-txt-owner`: while set, every owned record is updated so its TXT is rewritten.
     pub old_owner_id: Option<String>,
+    /// `--txt-release-to-owner`: the owner id our records are handed over to. While set, records we own
+    /// are neither updated nor deleted; each gets the release written into its ownership record once.
+    pub release_to: Option<String>,
+    /// `--txt-adopt-from-owner`: the owner id whose released records we take over, those identical to
+    /// what we would write.
+    pub adopt_from: Option<String>,
 }
 
 impl Default for PlanConfig {
@@ -72,6 +80,8 @@ impl Default for PlanConfig {
             domain_filter: DomainFilter::default(),
             owner_id: String::new(),
             old_owner_id: None,
+            release_to: None,
+            adopt_from: None,
         }
     }
 }
@@ -275,9 +285,13 @@ fn plan(config: &PlanConfig, current: &[Endpoint], desired: &[Endpoint], provide
         changes.retain(|c| match c {
             Change::Create(_) => true,
             Change::Delete(e) => owned(e) && deleted.insert(e.key()),
-            // The new side carries the current owner (copied in `plan_row`), so both sides agree.
-            Change::Update { old, new } => owned(old) && owned(new),
+            // The new side carries the current owner (copied in `plan_row`), so both sides agree; an
+            // adoption's new side is ours.
+            Change::Update { old, new } => (owned(old) || handover::adoptable(config, old)) && owned(new),
         });
+        if let Some(to) = config.release_to.as_deref().filter(|t| !t.is_empty()) {
+            handover::release(to, current.iter().filter(|e| admitted(e)), owned, &mut changes);
+        }
     }
     Planned {
         changes,
@@ -485,8 +499,19 @@ fn plan_row<'a>(
                         None => continue,
                     },
                 };
+                if handover::adoptable(config, current) {
+                    if record_differs(desired, current) {
+                        tracing::info!(record = %current, "not adopting a released record: it differs from what we would write");
+                    } else {
+                        let mut new = desired.clone();
+                        named::keep_named_object(&mut new, current);
+                        changes.push(handover::adopt(config, current, new));
+                    }
+                    continue;
+                }
                 if needs_update(config, desired, current) {
                     let mut new = desired.clone();
+                    named::keep_named_object(&mut new, current);
                     // The new side keeps the current owner so the owner filter treats both sides alike.
                     new.labels
                         .insert(label::OWNER.to_string(), current.owner().unwrap_or("").to_string());
@@ -535,16 +560,23 @@ fn plan_row<'a>(
     }
 }
 
-/// external-dns's update conditions: a configured TTL that differs, different targets, different
-/// provider-specific properties, or an owner migration in progress.
+/// external-dns's update conditions: the record differs ([`record_differs`]), or an owner migration is in
+/// progress; and a release no longer declared (`--txt-release-to-owner` taken back), so its mark goes.
 fn needs_update(config: &PlanConfig, desired: &Endpoint, current: &Endpoint) -> bool {
-    (desired.record_ttl.is_configured() && desired.record_ttl != current.record_ttl)
-        || !targets_same(&desired.targets, &current.targets)
-        || provider_specific_differs(desired, current)
+    record_differs(desired, current)
         || config
             .old_owner_id
             .as_deref()
             .is_some_and(|old| !old.is_empty() && current.owner().unwrap_or("") != old)
+        || (config.release_to.is_none() && current.label(label::RELEASED_TO).is_some())
+}
+
+/// Whether the record written would differ from `current`: a configured TTL that differs, different
+/// targets, different provider-specific properties.
+fn record_differs(desired: &Endpoint, current: &Endpoint) -> bool {
+    (desired.record_ttl.is_configured() && desired.record_ttl != current.record_ttl)
+        || !targets_same(&desired.targets, &current.targets)
+        || provider_specific_differs(desired, current)
 }
 
 /// [`Targets::same`], without its sorting allocations for the usual single target.

@@ -370,8 +370,10 @@ fn provider_specific_order_does_not_matter() {
     assert!(c.update_new.is_empty());
 }
 
+/// external-dns #6671: with `--migrate-from-txt-owner`, identical records must be updated too, or their
+/// ownership records keep the old owner (the registry's `issue_6671` test writes such an update).
 #[test]
-fn migrating_from_an_old_owner_updates_every_owned_record() {
+fn issue_6671_migrating_from_an_old_owner_updates_every_owned_record_identical_ones_too() {
     let cfg = PlanConfig {
         old_owner_id: Some("old".into()),
         ..config()
@@ -737,4 +739,150 @@ fn many_rows_are_planned_independently() {
 /// The plan's changes in external-dns's four-list shape, which the assertions here read best in.
 fn changes_of(out: &PlanOutcome) -> Changes {
     out.changes.iter().cloned().collect()
+}
+
+// --- no rewrite without a cause (issue 47, item 8) ---
+
+/// `x.example.com` A 1.1.1.1 published by the Services `a` and `b` alike, merged as the dedup merges them:
+/// `first` named, the other referenced.
+fn published_by_both(first: &str, second: &str) -> Endpoint {
+    of(of(a("x.example.com", &["1.1.1.1"]), first), second)
+}
+
+#[test]
+fn a_restart_listing_the_objects_of_a_name_in_another_order_rewrites_nothing() {
+    let current = [res(ours(a("x.example.com", &["1.1.1.1"])), "service/default/b")];
+    let desired = [published_by_both("service/default/a", "service/default/b")];
+    let c = plan(&config(), &current, &desired);
+    assert!(c.is_empty(), "{c:?}");
+}
+
+#[test]
+fn an_update_keeps_naming_the_object_the_ownership_record_names() {
+    // A forced update (an ownership record written again, as a take-over from external-dns's old format
+    // does) and a TTL change: the record still names `b`, which still publishes it.
+    let mut current = res(ours(a("x.example.com", &["1.1.1.1"])), "service/default/b");
+    current.provider_specific.set("txt/force-update", "true");
+    let mut desired = published_by_both("service/default/a", "service/default/b");
+    desired.record_ttl = Ttl(60);
+    let c = plan(&config(), &[current], &[desired]);
+    assert_eq!(c.update_new.len(), 1, "{c:?}");
+    let new = &c.update_new[0];
+    assert_eq!(new.resource().as_deref(), Some("service/default/b"));
+    assert_eq!(new.ref_objects.len(), 2, "both objects still get the record's Events");
+}
+
+#[test]
+fn an_update_names_the_first_object_once_the_named_one_no_longer_publishes_the_name() {
+    let current = res(ours(a("x.example.com", &["1.1.1.1"])), "service/default/gone");
+    let mut desired = published_by_both("service/default/a", "service/default/b");
+    desired.record_ttl = Ttl(60);
+    let c = plan(&config(), &[current], &[desired]);
+    assert_eq!(c.update_new[0].resource().as_deref(), Some("service/default/a"));
+}
+
+// --- hand-over between owners in two phases (issue 47, item 6) ---
+
+/// A record owned by `owner` (not us), as the registry reads it.
+fn owned_by(e: Endpoint, owner: &str) -> Endpoint {
+    e.with_label(label::OWNER, owner)
+}
+
+fn released_to(e: Endpoint, to: &str) -> Endpoint {
+    e.with_label(label::RELEASED_TO, to)
+}
+
+#[test]
+fn a_releaser_neither_updates_nor_deletes_and_writes_the_release_once() {
+    let cfg = PlanConfig {
+        release_to: Some("new".into()),
+        ..config()
+    };
+    let current = [
+        ours(a("moved.example.com", &["1.1.1.1"])),
+        ours(a("gone.example.com", &["2.2.2.2"])),
+        released_to(ours(a("done.example.com", &["3.3.3.3"])), "new"),
+    ];
+    let desired = [
+        a("moved.example.com", &["9.9.9.9"]),
+        a("done.example.com", &["3.3.3.3"]),
+        a("fresh.example.com", &["4.4.4.4"]),
+    ];
+    let c = plan(&cfg, &current, &desired);
+    assert!(c.delete.is_empty(), "{c:?}");
+    let marked: Vec<(&str, &str, Option<&str>)> = c
+        .update_new
+        .iter()
+        .map(|e| {
+            (
+                e.dns_name.as_str(),
+                e.targets.0[0].as_str(),
+                e.label(label::RELEASED_TO),
+            )
+        })
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            ("gone.example.com", "2.2.2.2", Some("new")),
+            ("moved.example.com", "1.1.1.1", Some("new"))
+        ],
+        "records unchanged, the release written"
+    );
+    assert_eq!(c.create.len(), 1, "creates go on: {c:?}");
+}
+
+#[test]
+fn a_release_taken_back_is_cleared_from_the_ownership_record() {
+    let current = [released_to(ours(a("x.example.com", &["1.1.1.1"])), "new")];
+    let c = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
+    assert_eq!(c.update_new.len(), 1, "{c:?}");
+    assert_eq!(c.update_new[0].label(label::RELEASED_TO), None);
+}
+
+#[test]
+fn an_adopter_takes_over_only_released_records_identical_to_its_own() {
+    let cfg = PlanConfig {
+        adopt_from: Some("old".into()),
+        ..config()
+    };
+    let current = [
+        res(
+            released_to(owned_by(a("same.example.com", &["1.1.1.1"]), "old"), OWNER),
+            "service/default/web",
+        ),
+        released_to(owned_by(a("differs.example.com", &["2.2.2.2"]), "old"), OWNER),
+        owned_by(a("kept.example.com", &["3.3.3.3"]), "old"),
+        released_to(owned_by(a("elsewhere.example.com", &["4.4.4.4"]), "old"), "another"),
+    ];
+    let desired = [
+        of(a("same.example.com", &["1.1.1.1"]), "service/default/web"),
+        a("differs.example.com", &["9.9.9.9"]),
+        a("kept.example.com", &["3.3.3.3"]),
+        a("elsewhere.example.com", &["4.4.4.4"]),
+    ];
+    let c = plan(&cfg, &current, &desired);
+    assert!(c.create.is_empty() && c.delete.is_empty(), "{c:?}");
+    assert_eq!(c.update_new.len(), 1, "{c:?}");
+    let (old, new) = (&c.update_old[0], &c.update_new[0]);
+    assert_eq!(old.owner(), Some("old"));
+    assert_eq!(new.owner(), Some(OWNER));
+    assert_eq!(new.label(label::RELEASED_TO), None);
+    assert_eq!(
+        (new.dns_name.as_str(), &new.targets),
+        ("same.example.com", &old.targets)
+    );
+    assert_eq!(new.resource().as_deref(), Some("service/default/web"));
+    // Without the flag nothing of theirs is touched.
+    assert!(plan(&config(), &current, &desired).is_empty());
+}
+
+#[test]
+fn an_adopter_never_deletes_a_released_record_it_does_not_ask_for() {
+    let cfg = PlanConfig {
+        adopt_from: Some("old".into()),
+        ..config()
+    };
+    let current = [released_to(owned_by(a("x.example.com", &["1.1.1.1"]), "old"), OWNER)];
+    assert!(plan(&cfg, &current, &[]).is_empty());
 }

@@ -597,6 +597,9 @@ fn now() -> String {
 }
 
 #[cfg(test)]
+mod claim_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

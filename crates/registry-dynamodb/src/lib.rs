@@ -61,7 +61,7 @@ use extdns_aws::{AssumeRole, CredentialSource};
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
 use extdns_provider::http::Observer;
 use extdns_provider::{Backoff, CallError, ChangeFailure, FailedRecords, FailureKind, Provider, ProviderError, Unit};
-use extdns_registry::{Ownership, Registry, RegistryError, Snapshot, Written, labels};
+use extdns_registry::{Ownership, Registry, RegistryError, Snapshot, Written, claims, labels};
 use url::Url;
 
 use client::{ApiError, Client, ClientConfig, Statement, StatementError};
@@ -299,9 +299,11 @@ impl DynamoDbRegistry {
         let mut orphans: HashSet<&ItemKey> = items.keys().collect();
         let mut endpoints = Vec::with_capacity(records.len());
         // Ownership TXT records (with their labels), found by (endpoint name, set identifier, AAAA or not)
-        // as external-dns keys them; of two with one key the later wins, as there.
+        // as external-dns keys them. Of two with one key external-dns keeps the later (#5457); here their
+        // claims are settled: the first is kept, read as another owner's when the two owners differ.
         let mut txt_records: Vec<(Option<Endpoint>, Labels)> = Vec::new();
         let mut txt_by_key: HashMap<(String, String, bool), usize> = HashMap::new();
+        let warn = |_: &str| true;
         for mut record in records {
             let key = ItemKey::of(&record);
             if let Some(l) = items.get(&key) {
@@ -310,11 +312,18 @@ impl DynamoDbRegistry {
             } else if record.record_type == RecordType::Txt
                 && let Some(l) = record.targets.first().and_then(|v| labels::parse(v, own.key()).ok())
             {
+                let others = record.targets.iter().skip(1);
+                let others = others.filter_map(|v| labels::parse(v, own.key()).ok());
+                let l = claims::of_values(self.owner(), l, others, &record.dns_name, warn);
                 let (name, rt) = own.mapper().to_endpoint_name(&record.dns_name);
-                txt_by_key.insert(
-                    (name, record.set_identifier.clone(), rt == RecordType::Aaaa),
-                    txt_records.len(),
-                );
+                let key = (name, record.set_identifier.clone(), rt == RecordType::Aaaa);
+                if let Some(&kept) = txt_by_key.get(&key) {
+                    let (_, first) = &mut txt_records[kept];
+                    *first = claims::settle(self.owner(), std::mem::take(first), l).labels(&record.dns_name, warn);
+                    // Taken with the first one: neither shown nor deleted on its own.
+                    continue;
+                }
+                txt_by_key.insert(key, txt_records.len());
                 txt_records.push((Some(record), l));
                 continue;
             }

@@ -356,3 +356,53 @@ async fn statements_dynamodb_throttles_are_sent_again_alone() -> Result<(), Regi
     assert_eq!(s.requests.count("BatchExecuteStatement"), 2);
     Ok(())
 }
+
+const MY_CLAIM: &str = "\"heritage=external-dns,external-dns/owner=me,external-dns/resource=service/default/web\"";
+const THEIR_CLAIM: &str = "\"heritage=external-dns,external-dns/owner=them,external-dns/resource=service/x/web\"";
+
+/// external-dns #5457 in the migration of TXT ownership records: of two claims on one record external-dns
+/// keeps the one read last. Here a record two owners claim is never migrated as ours, whatever the order.
+#[tokio::test]
+async fn issue_5457_a_record_two_owners_claim_is_not_migrated_as_ours() -> Result<(), RegistryError> {
+    for values in [[MY_CLAIM, THEIR_CLAIM], [THEIR_CLAIM, MY_CLAIM]] {
+        let (fake, provider, registry) = setup("me").await;
+        provider.insert([
+            a("web.example.org", "192.0.2.1"),
+            Endpoint::new("a-web.example.org", RecordType::Txt, values),
+        ]);
+        let snapshot = registry.records().await?;
+        let [web] = &snapshot.records[..] else {
+            panic!("one record, its ownership record hidden: {:?}", snapshot.records);
+        };
+        assert_eq!(
+            (web.dns_name.as_str(), web.owner()),
+            ("web.example.org", Some("them")),
+            "{values:?}"
+        );
+        // The registry writes nothing for a record that is not ours, whatever it is asked.
+        let update = Change::update(web.clone(), my_web("192.0.2.2", "service/default/web"));
+        registry.apply(&snapshot, &[update]).await?;
+        assert!(fake.items(TABLE).is_empty(), "{:?}", fake.items(TABLE));
+        let held = provider.snapshot();
+        let web = held.iter().find(|e| e.record_type == RecordType::A).expect("web");
+        assert_eq!(web.targets.join(","), "192.0.2.1", "not updated");
+    }
+    Ok(())
+}
+
+/// external-dns #6617: a record created beside another owner's ownership. Here a create at a key another
+/// owner's item holds is refused before anything is written: no record without its ownership.
+#[tokio::test]
+async fn issue_6617_no_record_is_created_where_another_owner_holds_the_item() -> Result<(), RegistryError> {
+    let (fake, provider, registry) = setup("me").await;
+    fake.put(TABLE, item("web.example.org#A#", "them", "service/x/web"));
+    let err = create_one_refused(&registry, "web.example.org", "mine.example.org").await?;
+    assert!(err.to_string().contains("web.example.org"), "{err}");
+    let names: Vec<String> = provider.snapshot().into_iter().map(|e| e.dns_name).collect();
+    assert_eq!(names, vec!["mine.example.org"]);
+    assert!(
+        fake.items(TABLE)
+            .contains(&item("web.example.org#A#", "them", "service/x/web"))
+    );
+    Ok(())
+}

@@ -30,6 +30,7 @@
 //! # }
 //! ```
 
+pub mod claims;
 pub mod crypto;
 pub mod labels;
 pub mod mapper;
@@ -222,6 +223,11 @@ pub enum RegistryError {
     /// Encryption is enabled without a key.
     #[error("encryption of ownership records needs a key (32 bytes, raw or standard base64)")]
     EncryptionWithoutKey,
+    /// `--txt-adopt-from-owner` names our own owner id: there is nothing to take over.
+    #[error(
+        "--txt-adopt-from-owner={0} names this instance's own --txt-owner-id; name the owner releasing the records"
+    )]
+    AdoptFromSelf(String),
     /// The registry's own store of ownership outside the provider (the CRD registry's DNSRecord objects)
     /// could not be read or written; `what` names the call and the object, so the message stands alone.
     #[error("{what}: {source}")]

@@ -11,6 +11,7 @@ use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, Target
 use extdns_provider::failure::FailureKind;
 use extdns_provider::{ChangeFailure, Provider, Unit};
 
+use crate::claims;
 use crate::crypto::AesKey;
 use crate::labels::{self, InvalidHeritage};
 use crate::mapper::NameMapper;
@@ -39,6 +40,9 @@ pub struct OwnershipConfig {
     pub encrypt_aes_key: Option<String>,
     /// Records owned by this id are taken over.
     pub migrate_from_owner: Option<String>,
+    /// `--txt-adopt-from-owner`: the records this owner id released to us (and the plan found identical
+    /// to ours) are taken over.
+    pub adopt_from_owner: Option<String>,
 }
 
 impl Default for OwnershipConfig {
@@ -51,6 +55,7 @@ impl Default for OwnershipConfig {
             encrypt_enabled: false,
             encrypt_aes_key: None,
             migrate_from_owner: None,
+            adopt_from_owner: None,
         }
     }
 }
@@ -66,6 +71,7 @@ pub struct Ownership {
     key: Option<AesKey>,
     encrypt: bool,
     migrate_from: Option<String>,
+    adopt_from: Option<String>,
 }
 
 impl Ownership {
@@ -85,6 +91,10 @@ impl Ownership {
         if config.encrypt_enabled && key.is_none() {
             return Err(RegistryError::EncryptionWithoutKey);
         }
+        let adopt_from = config.adopt_from_owner.filter(|o| !o.is_empty());
+        if adopt_from.as_deref() == Some(config.owner_id.as_str()) {
+            return Err(RegistryError::AdoptFromSelf(config.owner_id));
+        }
         Ok(Ownership {
             mapper: NameMapper::new(&config.prefix, &config.suffix, &config.wildcard_replacement),
             owner_id: config.owner_id,
@@ -92,6 +102,7 @@ impl Ownership {
             key,
             encrypt: config.encrypt_enabled,
             migrate_from: config.migrate_from_owner.filter(|o| !o.is_empty()),
+            adopt_from,
         })
     }
 
@@ -103,6 +114,19 @@ impl Ownership {
     /// The previous owner id whose records are being taken over, if any.
     pub fn migrate_from(&self) -> Option<&str> {
         self.migrate_from.as_deref()
+    }
+
+    /// The owner id whose released records are taken over (`--txt-adopt-from-owner`), if any.
+    pub fn adopt_from(&self) -> Option<&str> {
+        self.adopt_from.as_deref()
+    }
+
+    /// Whether `r` (another owner's record) is one we take over: its owner is the one we adopt from, and
+    /// its ownership record says it was released to us. The plan asks for it only where the record is
+    /// identical to ours.
+    pub fn adopts(&self, r: &Endpoint) -> bool {
+        self.adopt_from()
+            .is_some_and(|from| r.owner() == Some(from) && r.label(label::RELEASED_TO) == Some(self.owner_id.as_str()))
     }
 
     /// The name mapper, e.g. to show users which TXT name a record gets.
@@ -181,6 +205,26 @@ impl Ownership {
         name
     }
 
+    /// Whose claim the ownership values `values` (of a name we are about to create a record at) are.
+    fn claim_on(&self, values: &Targets) -> Claim {
+        let owners = values
+            .iter()
+            .filter_map(|v| labels::parse(v, self.key.as_ref()).ok())
+            .filter_map(|l| l.get(label::OWNER).cloned());
+        let mut claim = Claim::Ours;
+        for owner in owners {
+            if owner == self.owner_id {
+                continue;
+            }
+            if self.migrate_from() == Some(owner.as_str()) {
+                claim = Claim::Replaceable;
+            } else {
+                return Claim::Foreign(owner);
+            }
+        }
+        claim
+    }
+
     /// `--migrate-from-txt-owner`: a record of the old owner is ours now.
     pub(crate) fn migrate_owner(&self, ep: &mut Endpoint) {
         if let Some(old) = self.migrate_from()
@@ -189,6 +233,16 @@ impl Ownership {
             ep.labels.insert(label::OWNER.to_string(), self.owner_id.clone());
         }
     }
+}
+
+/// Whose claim an ownership record found at a name without its record is.
+enum Claim {
+    /// Ours (left from an earlier write): kept as it is.
+    Ours,
+    /// The owner we take over from (`--migrate-from-txt-owner`): replaced by ours.
+    Replaceable,
+    /// Another owner's: the record is not created.
+    Foreign(String),
 }
 
 /// The TXT registry's settings: who owns what, and how records are read.
@@ -235,6 +289,8 @@ pub struct TxtRegistry {
     state: Mutex<State>,
     /// Records already said to be written without an ownership record, or not written because of its name.
     warned: Once,
+    /// Ownership records already said to claim one record for several owners.
+    contested: Once,
 }
 
 impl std::fmt::Debug for TxtRegistry {
@@ -253,6 +309,7 @@ impl TxtRegistry {
             config,
             state: Mutex::new(State::default()),
             warned: Once::default(),
+            contested: Once::default(),
         }
     }
 
@@ -292,14 +349,17 @@ impl TxtRegistry {
                 };
                 match labels::parse(value, own.key.as_ref()) {
                     Err(InvalidHeritage) => false,
-                    Ok(l) => {
-                        labels_of.push(Some(l));
+                    Ok(mut l) => {
                         // The values an update or delete of this ownership record names: every ownership
                         // value the name holds (orphans of an earlier writer go with it), never someone's
-                        // other TXT value beside them.
+                        // other TXT value beside them. Each is a claim on the record (#5457).
                         if r.targets.len() > 1 {
                             r.targets.0.retain(|t| labels::parse(t, own.key.as_ref()).is_ok());
+                            let others = r.targets.iter().skip(1);
+                            let others = others.filter_map(|v| labels::parse(v, own.key.as_ref()).ok());
+                            l = claims::of_values(&own.owner_id, l, others, &r.dns_name, |n| self.contested.first(n));
                         }
+                        labels_of.push(Some(l));
                         true
                     }
                 }
@@ -331,8 +391,16 @@ impl TxtRegistry {
         let mut owned: HashMap<(&str, &RecordType, &str), usize> = HashMap::with_capacity(txts.len());
         let mut txt_names: HashSet<&str> = HashSet::with_capacity(txts.len());
         for (&(txt_name, set, at), (name, rt)) in txts.iter().zip(&mapped) {
-            owned.insert((name.as_str(), rt, set), at);
             txt_names.insert(txt_name);
+            // Two ownership records of one record (#5457): the first keeps it, the claims settled.
+            let Some(&kept) = owned.get(&(name.as_str(), rt, set)) else {
+                owned.insert((name.as_str(), rt, set), at);
+                continue;
+            };
+            if let (Some(first), Some(other)) = (labels_of[kept].take(), labels_of[at].clone()) {
+                labels_of[kept] =
+                    Some(claims::settle(&own.owner_id, first, other).labels(txt_name, |n| self.contested.first(n)));
+            }
         }
         // First which ownership record each record has, then the labels: those of an ownership record only
         // one record has (nearly all) move to it rather than being copied.
@@ -398,7 +466,7 @@ impl TxtRegistry {
         drop((txt_names, txts, mapped, labels_of));
         for ((name, set, values), ours) in taken.into_iter().zip(ours) {
             if ours {
-                present.insert(name, &set, values);
+                present.add(name, &set, values);
             }
         }
         (endpoints, present)
@@ -436,6 +504,28 @@ impl OwnershipRecords {
             *held = values;
         } else {
             ids.named.push((set_identifier.to_owned(), values));
+        }
+    }
+
+    /// Records the ownership record `name` with `set_identifier` read holding `values`, beside the values
+    /// read under that name before (a provider returning each value as a record of its own): an update or
+    /// delete names them all, so no claim is left behind.
+    fn add(&mut self, name: String, set_identifier: &str, values: Targets) {
+        match self.values_mut(&name, set_identifier) {
+            Some(held) => held.0.extend(values.0),
+            None => self.insert(name, set_identifier, values),
+        }
+    }
+
+    fn values_mut(&mut self, name: &str, set_identifier: &str) -> Option<&mut Targets> {
+        let ids = self.0.get_mut(name)?;
+        if set_identifier.is_empty() {
+            ids.unset.as_mut()
+        } else {
+            ids.named
+                .iter_mut()
+                .find(|(id, _)| id == set_identifier)
+                .map(|(_, v)| v)
         }
     }
 
@@ -518,6 +608,8 @@ struct Planned<'c> {
     nonce: Option<String>,
     /// How the change and its ownership change are written ([`Pairing::Together`] without one).
     pairing: Pairing,
+    /// Why neither is written, when another owner's ownership record holds the name (#6617).
+    claimed: Option<String>,
 }
 
 /// What [`Registry::apply`] did with one change it writes, for the fold.
@@ -533,13 +625,14 @@ pub(crate) enum Sent {
 
 impl TxtRegistry {
     /// Whether a change is written at all: updates and deletes of records that are not ours are dropped,
-    /// whatever the plan said.
+    /// whatever the plan said, but for the update adopting a record released to us.
     fn writes(&self, change: &Change) -> bool {
-        let is_ours = |e: &Endpoint| e.owner() == Some(self.config.ownership.owner_id.as_str());
+        let own = &self.config.ownership;
+        let is_ours = |e: &Endpoint| e.owner() == Some(own.owner_id.as_str());
         match change {
             Change::Create(_) => true,
             Change::Delete(r) => is_ours(r),
-            Change::Update { old, new } => is_ours(old) && is_ours(new),
+            Change::Update { old, new } => (is_ours(old) || own.adopts(old)) && is_ours(new),
         }
     }
 
@@ -564,11 +657,31 @@ impl TxtRegistry {
 
         let mut planned: Vec<Planned<'_>> = Vec::with_capacity(changes.len());
         for change in changes.iter().filter(|c| self.writes(c)) {
+            let mut claimed = None;
             let (ownership, sealed) = match change {
                 Change::Create(r) => {
                     let mut labels = own.record_labels(r);
                     let txt = own.txt_record(r, &mut labels)?;
-                    ((!txt_exists(&txt)).then_some(Change::Create(txt)), nonce(&labels))
+                    let held = present.and_then(|p| p.values(&txt.dns_name, &txt.set_identifier));
+                    match held.map(|values| own.claim_on(values)) {
+                        None => (Some(Change::Create(txt)), nonce(&labels)),
+                        Some(Claim::Ours) => (None, None),
+                        // An ownership record left by the owner we take over from: replaced by ours.
+                        Some(Claim::Replaceable) => {
+                            let stored = own.stored_txt_record(r, present)?;
+                            (Some(Change::update(stored, txt)), nonce(&labels))
+                        }
+                        // Another owner's ownership record without its record (#6617): external-dns creates
+                        // the record without one, and from then on neither owner manages it.
+                        Some(Claim::Foreign(owner)) => {
+                            claimed = Some(format!(
+                                "not created: its ownership record {} belongs to owner {owner:?} (remove it, or \
+                                 take the name over with --migrate-from-txt-owner={owner})",
+                                txt.dns_name
+                            ));
+                            (None, None)
+                        }
+                    }
                 }
                 Change::Delete(r) => {
                     let txt = own.stored_txt_record(r, present)?;
@@ -611,6 +724,7 @@ impl TxtRegistry {
                 ownership,
                 nonce: sealed,
                 pairing,
+                claimed,
             });
         }
         Ok(planned)
@@ -637,6 +751,14 @@ impl Registry for TxtRegistry {
         // Not sent: reported refused, per record, whether the rest succeeds or fails in part.
         let mut withheld = Vec::new();
         for p in &planned {
+            if let Some(why) = &p.claimed {
+                withheld.push(ChangeFailure::new(
+                    p.change.endpoint(),
+                    FailureKind::Refused,
+                    why.clone(),
+                ));
+                continue;
+            }
             match (p.pairing, &p.ownership) {
                 (Pairing::Apart, Some(o)) => apart.push((p.change, o)),
                 (Pairing::Refused(why), _) => withheld.push(ChangeFailure::new(
@@ -656,6 +778,7 @@ impl Registry for TxtRegistry {
         let ownership = planned
             .into_iter()
             .map(|p| match p.pairing {
+                _ if p.claimed.is_some() => Sent::Withheld,
                 Pairing::Refused(_) => Sent::Withheld,
                 Pairing::Unowned => Sent::Unowned,
                 Pairing::Together | Pairing::Apart => Sent::Owned(p.ownership.map(|o| SentOwnership::new(o, p.nonce))),

@@ -18,6 +18,7 @@ struct TestConfig {
     encrypt_enabled: bool,
     encrypt_aes_key: Option<String>,
     migrate_from_owner: Option<String>,
+    adopt_from_owner: Option<String>,
     managed_types: Vec<RecordType>,
     excluded_types: Vec<RecordType>,
 }
@@ -33,6 +34,7 @@ impl Default for TestConfig {
             encrypt_enabled: o.encrypt_enabled,
             encrypt_aes_key: o.encrypt_aes_key,
             migrate_from_owner: o.migrate_from_owner,
+            adopt_from_owner: o.adopt_from_owner,
             managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Cname],
             excluded_types: Vec::new(),
         }
@@ -57,6 +59,7 @@ impl TestConfig {
             encrypt_enabled: self.encrypt_enabled,
             encrypt_aes_key: self.encrypt_aes_key,
             migrate_from_owner: self.migrate_from_owner,
+            adopt_from_owner: self.adopt_from_owner,
         };
         let mut config = TxtRegistryConfig::new(Ownership::new(ownership)?);
         config.managed_types = self.managed_types;
@@ -539,8 +542,12 @@ async fn a_forced_update_writes_the_missing_new_format_txt_record() -> Result<()
     Ok(())
 }
 
+/// external-dns #6671: with `--migrate-from-txt-owner`, a record identical to what is asked for kept the
+/// old owner's ownership record on Route53 (the update changing nothing in the record was dropped). Here
+/// the update of an identical record (the plan asks for it: the plan's `issue_6671` test) rewrites its
+/// ownership record.
 #[tokio::test]
-async fn migrating_from_an_old_owner_takes_its_records_over() -> Result<(), RegistryError> {
+async fn issue_6671_an_identical_record_migrated_gets_its_ownership_record_rewritten() -> Result<(), RegistryError> {
     let old_value = "\"heritage=external-dns,external-dns/owner=old,external-dns/resource=service/default/nginx\"";
     let config = TestConfig {
         migrate_from_owner: Some("old".into()),
@@ -1001,4 +1008,99 @@ async fn tlsa_svcb_and_https_records_have_their_own_ownership_records() -> Resul
     assert!(value_of(&zone, "https-foo.example.com").is_none());
     assert!(value_of(&zone, "tlsa-_443._tcp.foo.example.com").is_some());
     Ok(())
+}
+
+// --- the hand-over bugs of external-dns (issue 47) ---
+
+const TEAM_B_VALUE: &str = "\"heritage=external-dns,external-dns/owner=team-b,external-dns/resource=service/b/web\"";
+
+/// external-dns #6617: a record is created without an ownership record when another owner's ownership
+/// record (its record gone) holds the name, and from then on no owner manages it. Here the record is not
+/// created, the failure names the other owner, and its ownership record stays as it was.
+#[tokio::test]
+async fn issue_6617_no_record_is_created_beside_another_owners_ownership_record() -> Result<(), RegistryError> {
+    let (provider, registry) = zone(vec![txt("a-foo.example.com", TEAM_B_VALUE)]);
+    let snapshot = registry.records().await?;
+    let changes = [
+        Change::Create(a("foo.example.com", "1.1.1.1")),
+        Change::Create(a("ok.example.com", "1.1.1.1")),
+    ];
+    let written = registry.apply(&snapshot, &changes).await?;
+    let failures = written.withheld();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures[0].key.dns_name, "foo.example.com");
+    assert!(failures[0].reason.message.contains("team-b"), "{}", failures[0].reason);
+    let snapshot = provider.snapshot();
+    assert!(
+        find(&snapshot, "foo.example.com", RecordType::A).is_none(),
+        "{snapshot:?}"
+    );
+    assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(TEAM_B_VALUE));
+    assert!(
+        find(&snapshot, "a-ok.example.com", RecordType::Txt).is_some(),
+        "the others land"
+    );
+    Ok(())
+}
+
+/// #6617 during a migration: the ownership record the old owner left is replaced by ours, with the record.
+#[tokio::test]
+async fn issue_6617_the_old_owners_ownership_record_is_replaced_when_migrating() -> Result<(), RegistryError> {
+    let config = TestConfig {
+        migrate_from_owner: Some("team-b".into()),
+        ..Default::default()
+    };
+    let (provider, registry) = setup(vec![txt("a-foo.example.com", TEAM_B_VALUE)], config);
+    let e = a("foo.example.com", "1.1.1.1").with_ref_object(service("default", "nginx"));
+    create(&registry, vec![e]).await?;
+    let snapshot = provider.snapshot();
+    assert!(find(&snapshot, "foo.example.com", RecordType::A).is_some());
+    assert_eq!(foo_ownership(&provider).as_deref(), Some(NGINX_VALUE));
+    assert_eq!(snapshot.len(), 2, "one ownership record: {snapshot:?}");
+    Ok(())
+}
+
+/// external-dns #5457: of two ownership records of one record, external-dns keeps the one it parsed last,
+/// so an owner may take a record another claims. Here the record reads as the other owner's whatever the
+/// order, for either owner, whether the claims are two records or two values of one.
+#[tokio::test]
+async fn issue_5457_a_record_two_owners_claim_is_never_read_as_ours() -> Result<(), RegistryError> {
+    let two_records = |first: &str, second: &str| {
+        vec![
+            a("foo.example.com", "1.2.3.4"),
+            txt("a-foo.example.com", first),
+            txt("a-foo.example.com", second),
+        ]
+    };
+    let one_record = |first: &str, second: &str| {
+        vec![
+            a("foo.example.com", "1.2.3.4"),
+            Endpoint::new("a-foo.example.com", RecordType::Txt, [first, second]),
+        ]
+    };
+    for zone_of in [two_records, one_record] {
+        for (first, second) in [(NGINX_VALUE, TEAM_B_VALUE), (TEAM_B_VALUE, NGINX_VALUE)] {
+            for (reader, other) in [("default", "team-b"), ("team-b", "default")] {
+                let config = TestConfig {
+                    owner_id: reader.into(),
+                    ..Default::default()
+                };
+                let (_, registry) = setup(vec![], config);
+                // Read as the provider returned them (the in-memory provider holds one record set a name).
+                let (records, _) = registry.read(zone_of(first, second));
+                assert_eq!(records.len(), 1, "{records:?}");
+                assert_eq!(records[0].owner(), Some(other), "read by {reader}: {records:?}");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn adopting_from_our_own_owner_id_is_a_startup_error() {
+    let config = TestConfig {
+        adopt_from_owner: Some("default".into()),
+        ..Default::default()
+    };
+    assert!(matches!(config_error(config), RegistryError::AdoptFromSelf(o) if o == "default"));
 }

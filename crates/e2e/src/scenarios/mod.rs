@@ -43,6 +43,8 @@ pub mod f5;
 pub mod node_pod;
 // --- contour-httpproxy and openshift-route sources ---
 pub mod contour_openshift;
+// --- hand-over between owners (issue 47) ---
+pub mod handover;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -358,5 +360,12 @@ pub const ALL: &[Scenario] = &[
         about: "--traefik-service: IngressRoutes without a target annotation publish the Traefik Service's load balancer address and follow it when it changes (event-driven)",
         default: true,
         run: traefik::service_target,
+    },
+    // --- hand-over between owners (issue 47) ---
+    Scenario {
+        name: "handover",
+        about: "two extdns instances (owners blue and green, a namespace each) on one BIND zone: blue releases its records (--txt-release-to-owner), extdns plan previews green's adoption, green adopts (--txt-adopt-from-owner) only the record identical to its own; after each phase every record answers once with one ownership record, and neither then touches the other's",
+        default: true,
+        run: handover::run,
     },
 ];

@@ -417,6 +417,15 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
     }
     let managed_types = record_types(&p.managed_record_types);
     let excluded_types = record_types(&p.exclude_record_types);
+    // A hand-over (docs/migration.md) rewrites TXT ownership records: the other registries keep ownership
+    // where another owner's cannot be taken (a DNSRecord's owner label, a DynamoDB item's owner).
+    let handing_over = !r.txt_release_to_owner.is_empty() || !r.txt_adopt_from_owner.is_empty();
+    if handing_over && registry_name != RegistryName::Txt {
+        return Err(invalid(format!(
+            "--txt-release-to-owner and --txt-adopt-from-owner need --registry=txt, not --registry={}",
+            registry_name.as_str()
+        )));
+    }
     let registry = match registry_name {
         RegistryName::Txt => {
             let mut config = TxtRegistryConfig::new(registry::ownership(flags)?);
@@ -447,6 +456,8 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
         domain_filter,
         owner_id: registry.owner_id().to_string(),
         old_owner_id: non_empty(&r.migrate_from_txt_owner),
+        release_to: non_empty(&r.txt_release_to_owner),
+        adopt_from: non_empty(&r.txt_adopt_from_owner),
     };
     let c = &flags.control;
     let controller = ControllerConfig {

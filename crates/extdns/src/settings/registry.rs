@@ -22,6 +22,7 @@ pub(crate) fn ownership(flags: &Flags) -> Result<Ownership, ValidationError> {
     config.encrypt_enabled = r.txt_encrypt_enabled;
     config.encrypt_aes_key = non_empty(&r.txt_encrypt_aes_key);
     config.migrate_from_owner = non_empty(&r.migrate_from_txt_owner);
+    config.adopt_from_owner = non_empty(&r.txt_adopt_from_owner);
     Ownership::new(config).map_err(|e| {
         invalid(match e {
             RegistryError::EmptyOwnerId => "--txt-owner-id must not be empty".to_string(),
