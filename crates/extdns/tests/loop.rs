@@ -1,8 +1,7 @@
 //! The running loop: event-driven syncs over a live cluster view, and the binary as a long-running process
 //! (health, metrics, logs, SIGTERM).
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;

@@ -369,6 +369,18 @@ pub async fn serve(app: axum::Router) -> String {
     format!("http://{addr}")
 }
 
+/// The whole answer (status line, headers, body) to a plain `GET path` on `127.0.0.1:port`, for tests that
+/// read a process's own endpoints (`/metrics`, `/readyz`) without an HTTP client.
+pub fn http_get(port: u16, path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
+    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())?;
+    let mut out = String::new();
+    stream.read_to_string(&mut out)?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,16 +434,4 @@ mod tests {
         unit();
         assert_eq!(result(), Ok(()));
     }
-}
-
-/// The whole answer (status line, headers, body) to a plain `GET path` on `127.0.0.1:port`, for tests that
-/// read a process's own endpoints (`/metrics`, `/readyz`) without an HTTP client.
-pub fn http_get(port: u16, path: &str) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
-    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())?;
-    let mut out = String::new();
-    stream.read_to_string(&mut out)?;
-    Ok(out)
 }

@@ -1,5 +1,8 @@
 //! extdns with its built-in DNS server over the examples, as dns_server.rs and observability.rs run it.
 
+// The manifest tests (chart, deploy) include `support` too and use none of this.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
