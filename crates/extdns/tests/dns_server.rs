@@ -19,7 +19,7 @@ type Error = Box<dyn std::error::Error>;
 #[allow(dead_code)]
 mod support;
 
-use support::dns_server::{served_port, start};
+use support::dns_server::{served_port, start, wait_ready};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
@@ -66,16 +66,7 @@ fn the_loop_is_ready_after_its_first_sync_and_exports_the_servers_metrics() -> R
     let address = format!("--metrics-address=127.0.0.1:{metrics}");
     let extdns = start(dir.path(), &[&address])?;
     let port = served_port(&extdns)?;
-    eventually(
-        "/readyz to answer 200",
-        Duration::from_secs(30),
-        Duration::from_millis(50),
-        || {
-            Ok(http_get(metrics, "/readyz")
-                .ok()
-                .filter(|r| r.starts_with("HTTP/1.1 200")))
-        },
-    )?;
+    wait_ready(metrics)?;
     // Ready means synced: the records are served.
     assert_eq!(short(port, "web.example.com", "A"), ["203.0.113.10"]);
     let scrape = http_get(metrics, "/metrics")?;

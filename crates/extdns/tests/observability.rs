@@ -22,7 +22,7 @@ type Error = Box<dyn std::error::Error>;
 #[allow(dead_code)]
 mod support;
 
-use support::dns_server::{served_port, start};
+use support::dns_server::{served_port, start, wait_ready};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -327,21 +327,6 @@ fn family_of<'a>(name: &'a str, families: &BTreeSet<String>) -> Option<&'a str> 
 
 /// A Cloudflare zone (the fake) for the second run.
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
-
-/// Waits until a running extdns's `/readyz` answers 200 (its first full sync done).
-fn wait_ready(metrics: u16) -> Result<(), Error> {
-    eventually(
-        "/readyz to answer 200",
-        Duration::from_secs(60),
-        Duration::from_millis(50),
-        || {
-            Ok(http_get(metrics, "/readyz")
-                .ok()
-                .filter(|r| r.starts_with("HTTP/1.1 200")))
-        },
-    )?;
-    Ok(())
-}
 
 /// The served DNS's families with samples: extdns with its DNS server over the examples, asked for a name it
 /// has, one it has not, and a zone transfer it refuses.

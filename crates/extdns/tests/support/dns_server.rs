@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use extdns_test_support::http_get;
 use extdns_test_support::proc::{Proc, eventually};
 
 type Error = Box<dyn std::error::Error>;
@@ -48,4 +49,19 @@ pub fn served_port(p: &Proc) -> Result<u16, Error> {
             }))
         },
     )?)
+}
+
+/// Waits until a running extdns's `/readyz` answers 200 (its first full sync done).
+pub fn wait_ready(metrics: u16) -> Result<(), Error> {
+    eventually(
+        "/readyz to answer 200",
+        Duration::from_secs(60),
+        Duration::from_millis(50),
+        || {
+            Ok(http_get(metrics, "/readyz")
+                .ok()
+                .filter(|r| r.starts_with("HTTP/1.1 200")))
+        },
+    )?;
+    Ok(())
 }
