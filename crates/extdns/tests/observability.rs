@@ -6,13 +6,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use extdns_test_support::cli::{self, write_manifests};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
 use extdns_test_support::dig::short;
 use extdns_test_support::manifests::{dns_endpoint, lb_service, node, node_port_service};
-use extdns_test_support::proc::{Proc, eventually};
+use extdns_test_support::proc::Proc;
 use extdns_test_support::{free_port, http_get, require};
 use serde_json::{Value, json};
 
