@@ -601,6 +601,10 @@ pub struct ProviderFlags {
     /// Changes per provider batch (providers that batch).
     #[arg(long, value_name = "N", default_value_t = 200, allow_negative_numbers = true)]
     pub batch_change_size: i32,
+    /// Whether `--batch-change-size` was given (command line or environment) rather than defaulted: only
+    /// then does it override the batch size Cloudflare's zone plans allow.
+    #[arg(skip)]
+    pub batch_change_size_explicit: bool,
     /// Pause between provider batches.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration::parse)]
     pub batch_change_interval: Duration,
@@ -1488,6 +1492,9 @@ where
         .is_some_and(|s| s != clap::parser::ValueSource::DefaultValue);
     cli.flags.registry.registry_explicit = matches
         .value_source("registry")
+        .is_some_and(|s| s != clap::parser::ValueSource::DefaultValue);
+    cli.flags.provider.batch_change_size_explicit = matches
+        .value_source("batch_change_size")
         .is_some_and(|s| s != clap::parser::ValueSource::DefaultValue);
     Ok(cli)
 }

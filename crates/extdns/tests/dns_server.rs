@@ -11,55 +11,18 @@ use std::time::Duration;
 use extdns_test_support::cli::assert_mentions;
 use extdns_test_support::dig::short;
 use extdns_test_support::proc::{Proc, eventually};
-use extdns_test_support::{free_port, require};
+use extdns_test_support::{free_port, http_get, require};
 
 type Error = Box<dyn std::error::Error>;
 
+// Shared with tests/observability.rs, which scrapes the same process.
+#[allow(dead_code)]
+mod support;
+
+use support::dns_server::{served_port, start, wait_ready};
+
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-/// extdns over the examples with the dns-server on a port of its choosing, with a clean `EXTERNAL_DNS_*`
-/// environment, its log in `dir`.
-fn start(dir: &Path, extra: &[&str]) -> Result<Proc, Error> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.args([
-        "--provider=dns-server",
-        "--dns-server-zone=example.com",
-        "--dns-server-listen=127.0.0.1:0",
-    ])
-    .args(["--source=service", "--source=gateway-httproute", "--manifests"])
-    .arg(examples())
-    .args(extra);
-    Ok(Proc::spawn("extdns", cmd, &dir.join("extdns.log"))?)
-}
-
-/// The port the log says the server answers on (port 0 asked the system for one).
-fn served_port(p: &Proc) -> Result<u16, Error> {
-    Ok(eventually(
-        "the DNS server's address in the log",
-        Duration::from_secs(30),
-        Duration::from_millis(50),
-        || {
-            Ok(p.log_text().lines().find_map(|l| {
-                let rest = l.split("answering DNS for the zones on 127.0.0.1:").nth(1)?;
-                rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
-            }))
-        },
-    )?)
-}
-
-fn http_get(port: u16, path: &str) -> std::io::Result<String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())?;
-    let mut out = String::new();
-    stream.read_to_string(&mut out)?;
-    Ok(out)
 }
 
 #[test]
@@ -103,16 +66,7 @@ fn the_loop_is_ready_after_its_first_sync_and_exports_the_servers_metrics() -> R
     let address = format!("--metrics-address=127.0.0.1:{metrics}");
     let extdns = start(dir.path(), &[&address])?;
     let port = served_port(&extdns)?;
-    eventually(
-        "/readyz to answer 200",
-        Duration::from_secs(30),
-        Duration::from_millis(50),
-        || {
-            Ok(http_get(metrics, "/readyz")
-                .ok()
-                .filter(|r| r.starts_with("HTTP/1.1 200")))
-        },
-    )?;
+    wait_ready(metrics)?;
     // Ready means synced: the records are served.
     assert_eq!(short(port, "web.example.com", "A"), ["203.0.113.10"]);
     let scrape = http_get(metrics, "/metrics")?;

@@ -1,8 +1,7 @@
 //! The running loop: event-driven syncs over a live cluster view, and the binary as a long-running process
 //! (health, metrics, logs, SIGTERM).
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -15,6 +14,7 @@ use extdns_controller::{CancellationToken, Metrics};
 use extdns_informer::{LiveCluster, LiveOptions, ResourceKind};
 use extdns_provider::InMemoryProvider;
 use extdns_test_support::cli::assert_mentions;
+use extdns_test_support::http_get;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::discovery::v1 as discovery;
 use kube::runtime::watcher::Event;
@@ -128,15 +128,6 @@ async fn events_write_at_once_and_an_explicit_min_event_sync_interval_spaces_the
 }
 
 // ---- the binary ----
-
-fn http_get(port: u16, path: &str) -> std::io::Result<String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())?;
-    let mut out = String::new();
-    stream.read_to_string(&mut out)?;
-    Ok(out)
-}
 
 fn extdns(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));

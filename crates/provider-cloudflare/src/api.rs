@@ -132,6 +132,9 @@ struct ResultInfo {
 pub struct Zone {
     pub id: String,
     pub name: String,
+    /// The zone's plan, which sizes its batches; absent in an answer that leaves it out.
+    #[serde(default)]
+    pub plan: Option<crate::plan::ZonePlan>,
 }
 
 /// A DNS record as Cloudflare returns it (the fields extdns reads).

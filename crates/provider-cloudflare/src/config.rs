@@ -90,7 +90,13 @@ pub struct CloudflareConfig {
     pub comment_limit: usize,
     /// Records written per batch call (`--batch-change-size`; Cloudflare's free plan takes 200), and the
     /// pause between batch calls (`--batch-change-interval`), to stay under 1,200 requests per 5 minutes.
+    /// While [`batch_size_by_plan`](Self::batch_size_by_plan) holds, the size serves only zones of a plan
+    /// the provider does not know.
     pub batch: Batching,
+    /// Size each zone's batches by its plan (200 on Free, 3,500 on Pro, Business and Enterprise;
+    /// [`crate::plan`]), so a paid zone is written in a seventeenth of the calls; the default. The binary
+    /// turns it off when `--batch-change-size` is given, which then holds for every zone.
+    pub batch_size_by_plan: bool,
     /// Zones to manage: those the filter names or that contain a name it names (`--domain-filter`), and
     /// the zone ids (`--zone-id-filter`, whole ids); empty for all.
     pub zones: ZoneSelection,
@@ -121,7 +127,8 @@ impl CloudflareConfig {
             records_per_page: 100,
             record_comment: None,
             comment_limit: crate::comment::FREE_PLAN_COMMENT_LIMIT,
-            batch: Batching::new(200, Duration::from_secs(1)),
+            batch: Batching::new(crate::plan::FREE_PLAN_BATCH_LIMIT, Duration::from_secs(1)),
+            batch_size_by_plan: true,
             zones: ZoneSelection::default(),
             api: ApiSettings::new(Some(API_LIMIT)),
         }

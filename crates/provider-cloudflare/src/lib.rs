@@ -23,6 +23,7 @@ mod api;
 pub mod comment;
 mod config;
 mod data;
+pub mod plan;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::str::FromStr;
@@ -171,6 +172,16 @@ impl CloudflareProvider {
             api: Api::new(&config)?,
             config,
         })
+    }
+
+    /// Records per batch call on `zone`: its plan's limit ([`plan`]) unless `--batch-change-size` was
+    /// given, and `batch.size` (the Free plan's 200 by default) for a plan the table does not know.
+    fn batch_size(&self, zone: &Zone) -> usize {
+        let by_plan = self.config.batch_size_by_plan;
+        by_plan
+            .then(|| zone.plan.as_ref().and_then(plan::ZonePlan::batch_limit))
+            .flatten()
+            .unwrap_or(self.config.batch.size)
     }
 
     fn wanted_zone(&self, zone: &Zone) -> bool {
@@ -445,9 +456,9 @@ impl IndexedProvider for CloudflareProvider {
         for (z, mut zone_units) in by_zone {
             let zone = &index.zones[z];
             batch::sort_for_apply(&mut zone_units);
-            // Batches of at most `batch.size` records; a unit that alone needs more travels alone.
+            // Batches of at most the zone's limit; a unit that alone needs more travels alone.
             let records = |u: &Unit<'_>| Size::changes(self.encode(index, std::slice::from_ref(u)).len());
-            for chunk in batch::split_by(&zone_units, Limits::changes(self.config.batch.size), records) {
+            for chunk in batch::split_by(&zone_units, Limits::changes(self.batch_size(zone)), records) {
                 self.config.batch.pause_before(calls).await;
                 calls += 1;
                 failures.absorb(batch::apply_split(chunk, |b| self.send(zone, index, b)).await)?;
@@ -508,10 +519,12 @@ mod tests {
                 Zone {
                     id: "1".into(),
                     name: "example.org".into(),
+                    plan: None,
                 },
                 Zone {
                     id: "2".into(),
                     name: "sub.example.org".into(),
+                    plan: None,
                 },
             ],
             ..Index::default()

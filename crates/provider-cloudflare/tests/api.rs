@@ -6,7 +6,9 @@ use std::time::Duration;
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Backoff, Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider, PROXIED_PROPERTY};
-use extdns_test_support::cloudflare_fake::{API_EMAIL, API_KEY, FakeCloudflare, TOKEN};
+use extdns_test_support::cloudflare_fake::{
+    API_EMAIL, API_KEY, FakeCloudflare, MAX_BATCH, PAID_MAX_BATCH, Plan, TOKEN,
+};
 use extdns_test_support::lines::{is_auth_failure, read_lines};
 
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
@@ -188,6 +190,64 @@ async fn large_change_sets_are_cut_into_batches_and_lists_are_paged() {
     assert_eq!(records.endpoints.len(), 450);
     // One zones list, then 65 pages of example.org's records and one of example.net's.
     assert_eq!(cf.state().requests.len() - before, 1 + 65 + 1);
+}
+
+/// Each zone's batches are as large as its plan takes (issue 50): 450 records are three calls on a Free
+/// zone and one on an Enterprise zone of the same account.
+#[tokio::test]
+async fn batches_are_sized_by_each_zones_plan() {
+    let cf = fake();
+    cf.set_plan("9a7806061c88ada191ed06f989cc3dac", Plan::Enterprise);
+    let p = provider(&cf);
+    let creates = |zone: &str| -> Vec<Change> {
+        (0..450)
+            .map(|i| Change::Create(ep(&format!("h{i}.{zone}"), RecordType::A, &["192.0.2.1"])))
+            .collect()
+    };
+    apply(&p, &creates("example.org")).await;
+    assert_eq!(cf.state().requests.count("batch"), 3, "Free: batches of at most 200");
+    apply(&p, &creates("example.net")).await;
+    assert_eq!(cf.state().requests.count("batch"), 4, "Enterprise: one batch of 450");
+    assert_eq!(cf.state().records.len(), 900);
+}
+
+/// `--batch-change-size` overrides the plan; the fake refuses a batch past the zone's plan as Cloudflare
+/// does (error 1004), and the provider's halving still lands every record.
+#[tokio::test]
+async fn an_override_past_the_plan_is_refused_by_the_fake_and_split() {
+    let cf = fake();
+    cf.set_plan("9a7806061c88ada191ed06f989cc3dac", Plan::Enterprise);
+    let p = provider_with(&cf, |c| {
+        c.batch_size_by_plan = false;
+        c.batch.size = PAID_MAX_BATCH + 1;
+    });
+    let creates = |zone: &str, n: usize| -> Vec<Change> {
+        (0..n)
+            .map(|i| Change::Create(ep(&format!("h{i}.{zone}"), RecordType::A, &["192.0.2.1"])))
+            .collect()
+    };
+    apply(&p, &creates("example.org", MAX_BATCH + 1)).await;
+    assert_eq!(
+        cf.state().requests.count("batch"),
+        3,
+        "201 on Free: refused, then two halves"
+    );
+    apply(&p, &creates("example.net", PAID_MAX_BATCH)).await;
+    assert_eq!(cf.state().requests.count("batch"), 4, "3,500 on Enterprise: one call");
+    let more: Vec<Change> = (0..=PAID_MAX_BATCH)
+        .map(|i| Change::Create(ep(&format!("m{i}.example.net"), RecordType::A, &["192.0.2.1"])))
+        .collect();
+    let before = cf.state().requests.count("batch");
+    apply(&p, &more).await;
+    assert_eq!(
+        cf.state().requests.count("batch") - before,
+        3,
+        "3,501 on Enterprise: refused, then two halves"
+    );
+    assert_eq!(
+        cf.state().records.len(),
+        MAX_BATCH + 1 + PAID_MAX_BATCH + PAID_MAX_BATCH + 1
+    );
 }
 
 #[tokio::test]

@@ -32,8 +32,59 @@ pub const API_EMAIL: &str = "user@example.com";
 pub const FREE_COMMENT_LIMIT: usize = 100;
 /// A record's comment on the Pro, Business and Enterprise plans: at most 500 characters (same page).
 pub const PAID_COMMENT_LIMIT: usize = 500;
-/// Operations one batch call accepts (Cloudflare's free plan).
+/// Operations one batch call accepts on the Free plan: "The number of records that you can operate with in
+/// one action depends on your zone plan: Free: 200, Pro: 3,500, Business: 3,500, Enterprise: 3,500"
+/// (<https://developers.cloudflare.com/dns/manage-dns-records/how-to/batch-record-changes/>, "Availability
+/// and limits").
 pub const MAX_BATCH: usize = 200;
+/// Operations one batch call accepts on the Pro, Business and Enterprise plans (same page).
+pub const PAID_MAX_BATCH: usize = 3500;
+
+/// A zone's plan, as Cloudflare names it in the zone's `plan.legacy_id`; it sets how many operations a
+/// batch call on the zone takes ([`Plan::max_batch`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Plan {
+    /// `free`, every zone's plan unless a test says otherwise.
+    #[default]
+    Free,
+    /// `pro`.
+    Pro,
+    /// `business`.
+    Business,
+    /// `enterprise`.
+    Enterprise,
+}
+
+impl Plan {
+    /// The plan's `legacy_id`, the stable name Cloudflare gives it.
+    pub fn legacy_id(self) -> &'static str {
+        match self {
+            Plan::Free => "free",
+            Plan::Pro => "pro",
+            Plan::Business => "business",
+            Plan::Enterprise => "enterprise",
+        }
+    }
+
+    /// The most operations one batch call on a zone of this plan takes.
+    pub fn max_batch(self) -> usize {
+        match self {
+            Plan::Free => MAX_BATCH,
+            Plan::Pro | Plan::Business | Plan::Enterprise => PAID_MAX_BATCH,
+        }
+    }
+
+    /// The zone's `plan` object as Cloudflare returns it (the fields a client reads).
+    fn json(self) -> Value {
+        let name = match self {
+            Plan::Free => "Free Website",
+            Plan::Pro => "Pro Website",
+            Plan::Business => "Business Website",
+            Plan::Enterprise => "Enterprise Website",
+        };
+        json!({"id": format!("{:032x}", self as u8), "name": name, "legacy_id": self.legacy_id(), "is_subscribed": self != Plan::Free})
+    }
+}
 /// Cloudflare's documented global rate limit: 1,200 requests per five minutes per user or account token
 /// ("If you exceed this limit, all API calls for the next five minutes will be blocked, receiving a HTTP
 /// 429"), <https://developers.cloudflare.com/fundamentals/api/reference/limits/>. A sliding window that
@@ -109,6 +160,8 @@ pub struct FakeState {
     /// The longest comment the zones' plan takes, in characters: `None` is the Free plan's
     /// [`FREE_COMMENT_LIMIT`]; a test of a paid plan sets [`PAID_COMMENT_LIMIT`].
     pub comment_limit: Option<usize>,
+    /// Each zone's plan by zone id; a zone not named is on [`Plan::Free`].
+    pub plans: std::collections::HashMap<String, Plan>,
 }
 
 impl FakeState {
@@ -131,6 +184,11 @@ impl FakeState {
 
     fn zone_name(&self, id: &str) -> Option<String> {
         self.zones.iter().find(|(z, _)| z == id).map(|(_, n)| n.clone())
+    }
+
+    /// The zone's plan.
+    pub fn plan(&self, zone_id: &str) -> Plan {
+        self.plans.get(zone_id).copied().unwrap_or_default()
     }
 }
 
@@ -249,6 +307,11 @@ impl FakeCloudflare {
         id
     }
 
+    /// Puts a zone on another plan (every zone starts on [`Plan::Free`]): its batch limit follows.
+    pub fn set_plan(&self, zone_id: &str, plan: Plan) {
+        self.state().plans.insert(zone_id.to_string(), plan);
+    }
+
     /// Every record as [`Rec::line`], sorted.
     pub fn lines(&self) -> Vec<String> {
         let mut v: Vec<String> = self.state().records.values().map(Rec::line).collect();
@@ -355,7 +418,7 @@ fn page_of(items: Vec<Value>, page: usize, per_page: usize) -> Response {
 
 async fn list_zones(State(state): State<Shared>, headers: HeaderMap, RawQuery(raw): RawQuery) -> Response {
     list(&state, &headers, &raw, (20, 50), |s| {
-        let zone = |(id, name): &(String, String)| json!({"id": id, "name": name, "status": "active", "paused": false, "type": "full"});
+        let zone = |(id, name): &(String, String)| json!({"id": id, "name": name, "status": "active", "paused": false, "type": "full", "plan": s.plan(id).json()});
         Ok(s.zones.iter().map(zone).collect())
     })
 }
@@ -364,8 +427,12 @@ async fn get_zone(State(state): State<Shared>, headers: HeaderMap, Path(zone): P
     if let Some(r) = authenticate(&headers) {
         return r;
     }
-    match fake::lock(&state).zone_name(&zone) {
-        Some(name) => ok(json!({"id": zone, "name": name, "status": "active"}), None),
+    let s = fake::lock(&state);
+    match s.zone_name(&zone) {
+        Some(name) => ok(
+            json!({"id": zone, "name": name, "status": "active", "plan": s.plan(&zone).json()}),
+            None,
+        ),
         None => error_response(fail(StatusCode::NOT_FOUND, 1001, "Invalid zone identifier")),
     }
 }
@@ -758,11 +825,12 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
             }
         }
         let (deletes, patches, puts, posts) = (list("deletes")?, list("patches")?, list("puts")?, list("posts")?);
-        if deletes.len() + patches.len() + puts.len() + posts.len() > MAX_BATCH {
+        let max = guard.plan(&zone).max_batch();
+        if deletes.len() + patches.len() + puts.len() + posts.len() > max {
             return Err(fail(
                 StatusCode::BAD_REQUEST,
                 1004,
-                format!("DNS Validation Error: a batch takes at most {MAX_BATCH} operations"),
+                format!("DNS Validation Error: a batch takes at most {max} operations on this zone's plan"),
             ));
         }
         let mut work = FakeState {
@@ -771,6 +839,7 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
             names: guard.names.clone(),
             next_id: guard.next_id,
             comment_limit: guard.comment_limit,
+            plans: guard.plans.clone(),
         };
         let id_of = |v: &Value| -> Result<String, Err> {
             v.get("id").and_then(Value::as_str).map(str::to_string).ok_or_else(|| {

@@ -139,6 +139,8 @@ pub enum Server {
     NetNamespace,
     /// `dig` and Knot's `kdig`, the two DNS clients the built-in DNS server's answers are checked with.
     DnsClients,
+    /// Prometheus's `promtool` (Debian's `prometheus`), which tests the chart's alerts on recorded series.
+    Promtool,
 }
 
 impl Server {
@@ -160,6 +162,7 @@ impl Server {
             Server::OpenSsl => "openssl",
             Server::NetNamespace => "unshare and ip",
             Server::DnsClients => "dig and kdig",
+            Server::Promtool => "promtool",
         }
     }
 
@@ -192,6 +195,7 @@ impl Server {
             Server::OpenSsl => "install it with `apt-get install -y openssl`",
             Server::NetNamespace => "install them with `apt-get install -y util-linux iproute2`",
             Server::DnsClients => "install them with `apt-get install -y bind9-dnsutils knot-dnsutils`",
+            Server::Promtool => "install it with `apt-get install -y --no-install-recommends prometheus`",
         }
     }
 
@@ -224,6 +228,7 @@ impl Server {
             Server::OpenSsl => &["openssl"],
             Server::NetNamespace => &["unshare", "ip"],
             Server::DnsClients => &["dig", "kdig"],
+            Server::Promtool => &["promtool"],
         };
         let missing: Vec<&str> = programs.iter().copied().filter(|p| program(p).is_none()).collect();
         (!missing.is_empty()).then(|| missing.join(", "))
@@ -364,6 +369,18 @@ pub async fn serve(app: axum::Router) -> String {
     let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("http://{addr}")
+}
+
+/// The whole answer (status line, headers, body) to a plain `GET path` on `127.0.0.1:port`, for tests that
+/// read a process's own endpoints (`/metrics`, `/readyz`) without an HTTP client.
+pub fn http_get(port: u16, path: &str) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
+    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())?;
+    let mut out = String::new();
+    stream.read_to_string(&mut out)?;
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -75,6 +75,8 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
     config.record_comment = Some(f.record_comment.clone()).filter(|c| !c.is_empty());
     config.comment_limit = comment_limit;
     config.batch = batch;
+    // Each zone's plan sizes its batches (issue 50) unless --batch-change-size says otherwise.
+    config.batch_size_by_plan = !flags.provider.batch_change_size_explicit;
     config.zones = super::zones(flags, domain_filter);
     Ok(config)
 }
@@ -105,8 +107,24 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(c.proxied_by_default);
         assert_eq!((c.records_per_page, c.batch.size), (500, 50));
+        assert!(
+            !c.batch_size_by_plan,
+            "--batch-change-size given overrides the zones' plans"
+        );
         assert!(matches!(c.auth, Auth::Token(ref t) if t == "tok"));
         assert_eq!(c.base_url, extdns_provider_cloudflare::DEFAULT_BASE_URL);
+    }
+
+    /// Without `--batch-change-size`, each zone's plan sizes its batches (issue 50); given, even at its
+    /// default value, it holds for every zone.
+    #[test]
+    fn the_batch_size_follows_the_plan_unless_given() {
+        let token = [("CF_API_TOKEN", "t")];
+        let c = cloudflare(&[], &token).unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.batch_size_by_plan);
+        assert_eq!(c.batch.size, 200, "the fallback for an unknown plan");
+        let c = cloudflare(&["--batch-change-size=200"], &token).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!c.batch_size_by_plan);
     }
 
     #[test]
