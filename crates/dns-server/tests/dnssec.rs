@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::sync::Arc;
 
 use common::{Served, ep, name, zone_config};
 use extdns_dns_server::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
