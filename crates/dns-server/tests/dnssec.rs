@@ -7,7 +7,6 @@
 
 mod common;
 
-
 use common::{Served, ep, name, zone_config};
 use extdns_dns_server::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
 use extdns_dns_server::zones::{RrSet, SetOrigin};

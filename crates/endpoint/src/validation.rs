@@ -32,6 +32,13 @@ pub enum InvalidEndpoint {
         /// The offending DNS name, as given.
         name: String,
     },
+    /// The name has an empty label (`a..example.org`, a leading dot, or nothing at all): no DNS name has
+    /// one, so every provider would refuse it on every sync.
+    #[error("DNS name {name:?} has an empty label")]
+    EmptyLabel {
+        /// The offending DNS name, as given.
+        name: String,
+    },
     /// The whole name is over the 253-character limit of a presentation-form name.
     #[error("DNS name {name:?} is longer than 253 characters")]
     NameTooLong {
@@ -81,9 +88,12 @@ pub enum InvalidEndpoint {
     },
 }
 
-/// Check a DNS name's length limits: labels of at most 63 characters, the whole name at most 253.
+/// Check a DNS name's form: no empty label, labels of at most 63 characters, the whole name at most 253.
 pub fn validate_dns_name(name: &str) -> Result<(), InvalidEndpoint> {
     let name_without_dot = name.strip_suffix('.').unwrap_or(name);
+    if name_without_dot.split('.').any(str::is_empty) {
+        return Err(InvalidEndpoint::EmptyLabel { name: name.to_string() });
+    }
     if name_without_dot.split('.').any(|l| l.len() > 63) {
         return Err(InvalidEndpoint::LabelTooLong { name: name.to_string() });
     }
@@ -173,6 +183,19 @@ pub fn validate_endpoint(e: &Endpoint) -> Result<(), InvalidEndpoint> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_name_with_an_empty_label_is_refused() {
+        for bad in ["bad..example.org", ".example.org", "example.org..", ""] {
+            assert!(
+                matches!(validate_dns_name(bad), Err(InvalidEndpoint::EmptyLabel { .. })),
+                "{bad:?}"
+            );
+        }
+        for good in ["example.org", "example.org.", "*.example.org"] {
+            assert!(validate_dns_name(good).is_ok(), "{good:?}");
+        }
+    }
+
     use super::*;
     use crate::ProviderSpecific;
 

@@ -46,7 +46,11 @@ impl Invalid {
         matches!(
             self,
             Invalid::NoName
-                | Invalid::Record(InvalidEndpoint::LabelTooLong { .. } | InvalidEndpoint::NameTooLong { .. })
+                | Invalid::Record(
+                    InvalidEndpoint::LabelTooLong { .. }
+                        | InvalidEndpoint::NameTooLong { .. }
+                        | InvalidEndpoint::EmptyLabel { .. }
+                )
         )
     }
 }
