@@ -43,6 +43,8 @@ pub mod f5;
 pub mod node_pod;
 // --- contour-httpproxy and openshift-route sources ---
 pub mod contour_openshift;
+// --- ambassador-host source ---
+pub mod ambassador;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -358,5 +360,12 @@ pub const ALL: &[Scenario] = &[
         about: "--traefik-service: IngressRoutes without a target annotation publish the Traefik Service's load balancer address and follow it when it changes (event-driven)",
         default: true,
         run: traefik::service_target,
+    },
+    // --- ambassador-host source ---
+    Scenario {
+        name: "differential-ambassador",
+        about: "Emissary-ingress's CRDs (Hosts in v3alpha1 and v2): external-dns v0.23.0 and extdns (--source=ambassador-host) on Hosts naming Emissary's Services publish identical zones, take-over both ways changes nothing",
+        default: true,
+        run: ambassador::differential,
     },
 ];
