@@ -546,7 +546,8 @@ struct Alone {
     apiserver_peak: f64,
 }
 
-pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
+/// The audit log of the control plane, and its namespaces made; what every scale run starts with.
+pub(crate) fn audited_namespaces(ctx: &Ctx) -> Result<PathBuf> {
     let audit = ctx
         .cp
         .audit_log
@@ -557,6 +558,11 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
             .kube
             .namespace(&format!("scale-{n}"), json!({ "extdns-e2e": "scale" }))?;
     }
+    Ok(audit)
+}
+
+pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
+    let audit = audited_namespaces(&ctx)?;
     let objs = objects(opts);
     eprintln!("scale: loading {} objects", objs.len());
     let loading = Instant::now();

@@ -13,12 +13,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use extdns_test_support::control_plane::crds;
-use serde_json::json;
 
 use crate::controllers::{Run, Which};
 use crate::dns;
 use crate::procfs;
-use crate::scale::{self, FLAGS, NAMESPACES, Options, Probe, Usage};
+use crate::scale::{self, FLAGS, Options, Probe, Usage};
 use crate::scenarios::Ctx;
 use crate::scenarios::ambassador::emissary_crds;
 
@@ -47,16 +46,7 @@ struct Variant {
 }
 
 pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
-    let audit = ctx
-        .cp
-        .audit_log
-        .clone()
-        .context("the scale benchmark needs an audited control plane")?;
-    for n in 0..NAMESPACES {
-        ctx.cp
-            .kube
-            .namespace(&format!("scale-{n}"), json!({ "extdns-e2e": "scale" }))?;
-    }
+    let audit = scale::audited_namespaces(&ctx)?;
     let objs = scale::objects(opts);
     eprintln!("scale --crd-kinds: loading {} objects", objs.len());
     ctx.cp.kube.apply_all(&objs, scale::CONCURRENCY)?;
