@@ -70,6 +70,14 @@ const DELIBERATE: &[Deliberate] = &[
         why: "the Gateway sources list Namespaces cluster-wide whatever `gatewayNamespace` says (external-dns's \
               too); without the ClusterRole `<fullname>-namespaces` they could not run at all",
     },
+    // --- ambassador-host source ---
+    Deliberate {
+        suite: "RBAC configuration",
+        case: "should create default RBAC rules for 'ambassador-host'",
+        why: "the ambassador-host source reads the Service a Host's `external-dns.ambassador-service` annotation \
+              names: our chart grants Services for it too, which external-dns's chart forgets (its source then \
+              fails to read the Service unless the service source is selected as well)",
+    },
 ];
 
 /// Runs both releases' suites against `charts/extdns`.

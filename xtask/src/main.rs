@@ -11,9 +11,11 @@
 //!   scenarios; with names, only those scenarios).
 //! - `bench [FILTER]`: every criterion benchmark (or those matching FILTER); `bench e2e-latency [--count N]`:
 //!   the `--events` latency of extdns and external-dns on a real API server and BIND; `bench scale [--services N]
-//!   [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off]`: both side by side on a
-//!   loaded API server (single changes, streams of 1 and 10 changes a second, a burst of 1,000; WatchList off:
-//!   a server without streaming lists), the table into `target/bench-scale.md`; `bench multi-provider [--services N]
+//!   [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] [--crd-kinds on]`: both
+//!   side by side on a loaded API server (single changes, streams of 1 and 10 changes a second, a burst of
+//!   1,000; WatchList off: a server without streaming lists), the table into `target/bench-scale.md`
+//!   (`--crd-kinds on`: instead, extdns alone without and with the projects' CRDs and sources,
+//!   docs/performance.md); `bench multi-provider [--services N]
 //!   [--pods M] [--idle SECONDS] [--churn-rate R] [--churn-seconds S]`: one extdns with three ClusterDNSProviders
 //!   (two RFC2136, one on a Route53 fake) against three external-dns, each side alone on the loaded API server
 //!   (first sync, requests, API server and controller memory; then R changes a second for S seconds with the
@@ -79,7 +81,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] [--churn-rate R] [--churn-seconds S] | bench cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] [--batch-interval D] | bench provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] [--crd-kinds on] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] [--churn-rate R] [--churn-seconds S] | bench cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] [--batch-interval D] | bench provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }

@@ -28,7 +28,9 @@ Sources extdns does not have yet keep external-dns's rules, so the chart is read
   resources: ["pods"]
   verbs: {{ $read }}
 {{- end }}
-{{- if and $ns (or (has "service" $s) (has "contour-httpproxy" $s) (has "gloo-proxy" $s) (has "istio-gateway" $s) (has "istio-virtualservice" $s) (has "openshift-route" $s) (has "skipper-routegroup" $s)) }}
+{{- /* extdns only: ambassador-host reads the Service a Host's `external-dns.ambassador-service` names, which
+external-dns's chart forgets (its source then cannot read it). */}}
+{{- if and $ns (or (has "service" $s) (has "contour-httpproxy" $s) (has "gloo-proxy" $s) (has "istio-gateway" $s) (has "istio-virtualservice" $s) (has "openshift-route" $s) (has "skipper-routegroup" $s) (has "ambassador-host" $s)) }}
 - apiGroups: [""]
   resources: ["services"]
   verbs: {{ $read }}

@@ -6,7 +6,8 @@
 //! extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --external-dns-previous P --extdns P \
 //!     [--logs DIR] run [SCENARIO...]
 //! extdns-e2e ... latency [--count N]
-//! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--watch-list on|off] [--report FILE]
+//! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--watch-list on|off] [--crd-kinds on]
+//!     [--report FILE]
 //! extdns-e2e ... multi-provider [--services N] [--pods M] [--idle SECONDS] [--report FILE]
 //! extdns-e2e ... cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] [--batch-interval D] [--report FILE]
 //! extdns-e2e ... provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S] [--report FILE]
@@ -31,6 +32,7 @@ mod multi_bench;
 mod objects;
 mod procfs;
 mod scale;
+mod scale_crd_kinds;
 mod scenarios;
 mod serve_bench;
 
@@ -201,6 +203,9 @@ fn real_main() -> Result<bool> {
         "scale" => {
             let opts = scale::Options::parse(&args.rest)?;
             let gates: &[&str] = if opts.watch_list { &[] } else { &["WatchList=false"] };
+            if opts.crd_kinds {
+                return scale_crd_kinds::run(start(&args, true, gates)?, &opts);
+            }
             scale::run(start(&args, true, gates)?, &opts)
         }
         "multi-provider" => {

@@ -59,6 +59,9 @@ pub struct Options {
     /// kube-apiserver's WatchList feature (streaming lists); off, every initial list is a paged LIST.
     pub watch_list: bool,
     pub report: PathBuf,
+    /// The CRD-kinds variant instead of the benchmark (`--crd-kinds on`): extdns alone, without and with
+    /// the projects' CRDs and sources (src/scale_crd_kinds.rs).
+    pub crd_kinds: bool,
 }
 
 impl Default for Options {
@@ -71,6 +74,7 @@ impl Default for Options {
             stream: Duration::from_secs(60),
             watch_list: true,
             report: PathBuf::from("target/bench-scale.md"),
+            crd_kinds: false,
         }
     }
 }
@@ -86,6 +90,13 @@ impl Options {
                 "--idle" => o.idle = seconds(flag, &value)?,
                 "--stream" => o.stream = seconds(flag, &value)?,
                 "--report" => o.report = PathBuf::from(value),
+                "--crd-kinds" => {
+                    o.crd_kinds = match value.as_str() {
+                        "on" => true,
+                        "off" => false,
+                        other => bail!("scale: --crd-kinds {other}: on or off"),
+                    }
+                }
                 "--watch-list" => {
                     o.watch_list = match value.as_str() {
                         "on" => true,
@@ -111,7 +122,7 @@ pub(crate) fn namespace(i: usize) -> String {
 pub(crate) fn headless(i: usize) -> bool {
     (i / NAMESPACES).is_multiple_of(HEADLESS_EVERY)
 }
-fn host(name: &str) -> String {
+pub(crate) fn host(name: &str) -> String {
     format!("{name}.{ZONE}")
 }
 /// Address `i` of a generation of load balancer IPs (generation 1: after an update).
@@ -142,7 +153,7 @@ fn pod(ns: &str, name: &str, app: &str) -> Value {
 }
 
 /// Every object of the cluster: Services, Pods (those behind headless Services first), EndpointSlices.
-fn objects(opts: &Options) -> Vec<Value> {
+pub(crate) fn objects(opts: &Options) -> Vec<Value> {
     objects_named(opts.services, opts.pods, &|i| host(&format!("svc-{i}")))
 }
 
@@ -290,7 +301,7 @@ fn requests(audit: &Path) -> Result<([usize; 2], BTreeSet<String>)> {
 }
 
 /// Requests per controller by verb (`list`, `watch`, ...) in the audit log so far, distinct audit ids.
-fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
+pub(crate) fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
     requests_by(audit, &|event| event["verb"].as_str().unwrap_or("(none)").to_string())
 }
 
@@ -415,7 +426,7 @@ pub(crate) type Probe = (String, Option<Ipv4Addr>);
 /// Polls the BIND server on `port` until every probe answers (UDP queries, cheap) and then an AXFR of the
 /// whole zone satisfies `done`; the time from `since` to the start of that transfer, or `None` after
 /// `timeout`. Probing first keeps the harness from spending the CPU the controllers are measured on.
-fn wait_zone(
+pub(crate) fn wait_zone(
     port: u16,
     since: Instant,
     timeout: Duration,
@@ -535,7 +546,8 @@ struct Alone {
     apiserver_peak: f64,
 }
 
-pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
+/// The audit log of the control plane, and its namespaces made; what every scale run starts with.
+pub(crate) fn audited_namespaces(ctx: &Ctx) -> Result<PathBuf> {
     let audit = ctx
         .cp
         .audit_log
@@ -546,6 +558,11 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
             .kube
             .namespace(&format!("scale-{n}"), json!({ "extdns-e2e": "scale" }))?;
     }
+    Ok(audit)
+}
+
+pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
+    let audit = audited_namespaces(&ctx)?;
     let objs = objects(opts);
     eprintln!("scale: loading {} objects", objs.len());
     let loading = Instant::now();

@@ -230,6 +230,12 @@ fn check_rbac_against_extdns(
             needed.insert((group.to_string(), resource.to_string()));
         }
     }
+    // --- ambassador-host source ---
+    // external-dns's chart grants `getambassador.io` ingresses beside hosts (Ambassador 1's kind); our chart
+    // keeps its rule, which extdns never uses.
+    if sources.enabled.contains(&EnabledSource::AmbassadorHost) {
+        needed.insert(("getambassador.io".to_string(), "ingresses".to_string()));
+    }
     if exact {
         // The legacy `extensions` group is granted beside `networking.k8s.io` for Ingresses, as external-dns's
         // chart does (both charts render the same rules); no API server since 1.22 serves Ingresses there.

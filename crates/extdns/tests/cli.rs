@@ -991,3 +991,64 @@ fn endpoints_over_a_traefik_manifest() -> Result<(), Error> {
     );
     Ok(())
 }
+
+// --- ambassador-host source ---
+
+/// `extdns endpoints` previews the ambassador-host source over manifests: a Host (either served version) at
+/// the address of the Service its `external-dns.ambassador-service` annotation names, a Host with a target
+/// annotation at that target, and a Host without the Service annotation not at all.
+#[test]
+fn endpoints_over_ambassador_host_manifests() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("emissary.yaml");
+    std::fs::write(
+        &file,
+        r#"
+apiVersion: getambassador.io/v3alpha1
+kind: Host
+metadata:
+  name: shop
+  namespace: default
+  annotations: {external-dns.ambassador-service: emissary/emissary-ingress, external-dns.alpha.kubernetes.io/ttl: "120"}
+spec: {hostname: shop.example.org, ambassador_id: [default]}
+---
+apiVersion: getambassador.io/v2
+kind: Host
+metadata:
+  name: blog
+  namespace: default
+  annotations: {external-dns.ambassador-service: emissary-ingress.emissary}
+spec: {hostname: blog.example.org}
+---
+apiVersion: getambassador.io/v3alpha1
+kind: Host
+metadata:
+  name: pinned
+  namespace: default
+  annotations: {external-dns.ambassador-service: emissary/gone, external-dns.alpha.kubernetes.io/target: lb.example.net}
+spec: {hostname: pinned.example.org}
+---
+apiVersion: getambassador.io/v3alpha1
+kind: Host
+metadata: {name: unannotated, namespace: default}
+spec: {hostname: unannotated.example.org}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: emissary-ingress, namespace: emissary}
+spec: {type: LoadBalancer, ports: [{port: 80}]}
+status: {loadBalancer: {ingress: [{ip: 198.51.100.40}]}}
+"#,
+    )?;
+    let file = file.to_str().ok_or("path")?;
+    let eps = json_endpoints(&["--manifests", file, "--source=ambassador-host"], &[])?;
+    assert_eq!(targets(find(&eps, "shop.example.org", "A")), ["198.51.100.40"]);
+    assert_eq!(
+        find(&eps, "shop.example.org", "A").map(|e| (e["labels"]["resource"].clone(), e["recordTTL"].clone())),
+        Some(("host/default/shop".into(), 120.into()))
+    );
+    assert_eq!(targets(find(&eps, "blog.example.org", "A")), ["198.51.100.40"]);
+    assert_eq!(targets(find(&eps, "pinned.example.org", "CNAME")), ["lb.example.net"]);
+    assert_eq!(eps.len(), 3, "{eps:?}");
+    Ok(())
+}

@@ -76,6 +76,8 @@ pub(crate) fn dispatch<V: KindVisitor>(kind: ResourceKind, v: V) -> V::Output {
         ResourceKind::IstioGateway => v.visit::<istio::IstioGateway>(),
         ResourceKind::VirtualService => v.visit::<istio::VirtualService>(),
         ResourceKind::Traefik(t) => dispatch_traefik(t, v),
+        // --- ambassador-host source ---
+        ResourceKind::AmbassadorHost => v.visit::<crate::ambassador::Host>(),
     }
 }
 

@@ -57,6 +57,8 @@ mod watched;
 pub mod contour;
 mod crd_type;
 pub mod openshift;
+// --- ambassador-host source ---
+pub mod ambassador;
 
 pub use availability::{Unavailable, UnavailableReason};
 pub use changes::ChangeSet;

@@ -15,6 +15,8 @@ use crate::view::{
     TraefikRoute, VirtualService,
 };
 use crate::view::{HttpProxy, OpenShiftRoute};
+// --- ambassador-host source ---
+use crate::view::AmbassadorHost;
 
 /// The lookups sources use, by view.
 impl ClusterStore {
@@ -156,6 +158,28 @@ impl ClusterStore {
     pub fn traefik_route(&self, kind: TraefikKind, namespace: &str, name: &str) -> Option<Arc<TraefikRoute>> {
         self.index::<TraefikRoute>(ResourceKind::Traefik(kind))?
             .get(namespace, name)
+    }
+
+    // --- ambassador-host source ---
+
+    /// All Emissary Hosts in scope.
+    pub fn ambassador_hosts(&self) -> Vec<Arc<AmbassadorHost>> {
+        self.all(ResourceKind::AmbassadorHost)
+    }
+
+    /// One Emissary Host, for an incremental evaluation.
+    pub fn ambassador_host(&self, namespace: &str, name: &str) -> Option<Arc<AmbassadorHost>> {
+        self.index::<AmbassadorHost>(ResourceKind::AmbassadorHost)?
+            .get(namespace, name)
+    }
+
+    /// The Emissary Hosts whose `external-dns.ambassador-service` annotation names the Service
+    /// `namespace/name`.
+    pub fn ambassador_hosts_of_service(&self, namespace: &str, name: &str) -> Vec<Arc<AmbassadorHost>> {
+        self.referring(
+            ResourceKind::AmbassadorHost,
+            &Ref::Object(ResourceKind::Service, namespace.into(), name.into()),
+        )
     }
 }
 

@@ -68,6 +68,8 @@ item_with_meta!(F5Server, |server| server.kind.resource_kind());
 item_with_meta!(HttpProxy, ResourceKind::HttpProxy, template_fields: template_fields);
 item_with_meta!(OpenShiftRoute, ResourceKind::OpenShiftRoute, template_fields: template_fields);
 item_with_meta!(TraefikRoute, |route| ResourceKind::Traefik(route.kind));
+// --- ambassador-host source ---
+item_with_meta!(AmbassadorHost, ResourceKind::AmbassadorHost, refs: ambassador_host_refs);
 
 impl Item for Pod {
     type Uid = ();
@@ -928,6 +930,56 @@ pub(crate) fn virtual_service_refs(vs: &VirtualService) -> Vec<Ref> {
     out
 }
 
+// --- ambassador-host source ---
+// ------------------------------------------------------------------------------------ getambassador.io
+
+/// The annotation of an Emissary Host naming the Service whose load-balancer address is the Host's target.
+/// A fixed key, not under the annotation prefix: external-dns reads it as written here.
+pub const AMBASSADOR_SERVICE_ANNOTATION: &str = "external-dns.ambassador-service";
+
+/// An Emissary-ingress (Ambassador) Host (getambassador.io): the name it serves; its annotations name the
+/// Service it is reached through.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AmbassadorHost {
+    /// Identity, labels and annotations.
+    pub meta: Meta,
+    /// `spec.hostname`; empty when absent.
+    pub hostname: Box<str>,
+}
+
+impl AmbassadorHost {
+    /// The value of [`AMBASSADOR_SERVICE_ANNOTATION`], `None` when the Host has none (it then publishes
+    /// nothing).
+    pub fn service_annotation(&self) -> Option<&str> {
+        self.meta.annotations.get(AMBASSADOR_SERVICE_ANNOTATION)
+    }
+}
+
+/// The `(namespace, name)` of the Service an [`AMBASSADOR_SERVICE_ANNOTATION`] value names, as Emissary
+/// spells cross-namespace references: `namespace/name`, else `name.namespace` (split at the first dot, so
+/// `svc.foo.bar` is `svc` in `foo.bar`), else `name` in `default`. `None` for more than one `/`, which
+/// external-dns reports as an invalid service.
+pub fn ambassador_service(value: &str) -> Option<(&str, &str)> {
+    let mut slashes = value.split('/');
+    match (slashes.next(), slashes.next(), slashes.next()) {
+        (Some(namespace), Some(name), None) => Some((namespace, name)),
+        (Some(_), Some(_), Some(_)) => None,
+        _ => Some(match value.split_once('.') {
+            Some((name, namespace)) => (namespace, name),
+            None => ("default", value),
+        }),
+    }
+}
+
+/// A Host refers to the Service its annotation names, so a change of that Service re-evaluates it.
+pub(crate) fn ambassador_host_refs(host: &AmbassadorHost) -> Vec<Ref> {
+    host.service_annotation()
+        .and_then(ambassador_service)
+        .map(|(ns, name)| Ref::Object(ResourceKind::Service, ns.into(), name.into()))
+        .into_iter()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1021,5 +1073,41 @@ mod tests {
             Some(&headless.selector),
             "the store reads the same rule"
         );
+    }
+
+    // --- ambassador-host source ---
+    #[test]
+    fn an_ambassador_service_reference_is_parsed_as_emissary_spells_it() {
+        for (value, want) in [
+            ("svc", Some(("default", "svc"))),
+            ("ns/svc", Some(("ns", "svc"))),
+            ("svc.ns", Some(("ns", "svc"))),
+            ("svc.ns.foo.bar", Some(("ns.foo.bar", "svc"))),
+            ("ns/svc.qualified", Some(("ns", "svc.qualified"))),
+            ("ns/svc/foo/bar", None),
+            ("ns/svc/foo.bar", None),
+            ("ns.foo/svc/bar", None),
+        ] {
+            assert_eq!(ambassador_service(value), want, "{value}");
+        }
+    }
+
+    #[test]
+    fn an_ambassador_host_refers_to_the_service_its_annotation_names() {
+        let host = |value: &str| AmbassadorHost {
+            meta: Meta {
+                name: "h".into(),
+                namespace: "web".into(),
+                annotations: [(AMBASSADOR_SERVICE_ANNOTATION, value)].into_iter().collect(),
+                ..Meta::default()
+            },
+            hostname: "h.example.org".into(),
+        };
+        assert_eq!(
+            ambassador_host_refs(&host("emissary/edge")),
+            vec![Ref::Object(ResourceKind::Service, "emissary".into(), "edge".into())]
+        );
+        assert!(ambassador_host_refs(&host("a/b/c")).is_empty());
+        assert!(ambassador_host_refs(&AmbassadorHost::default()).is_empty());
     }
 }

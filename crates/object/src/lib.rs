@@ -74,6 +74,9 @@ pub enum ResourceKind {
     VirtualService,
     /// A Traefik router (IngressRoute, IngressRouteTCP, IngressRouteUDP) of either API group.
     Traefik(TraefikKind),
+    // --- ambassador-host source ---
+    /// Emissary-ingress's (Ambassador's) getambassador.io Host (`--source=ambassador-host`).
+    AmbassadorHost,
 }
 
 /// Traefik's router kinds, each in the two API groups external-dns v0.23 reads: `traefik.io` (Traefik v3,
@@ -176,11 +179,15 @@ pub const TRAEFIK_GROUP: &str = "traefik.io";
 /// Traefik v2's API group, which Traefik v3 no longer serves.
 pub const TRAEFIK_LEGACY_GROUP: &str = "traefik.containo.us";
 
+// --- ambassador-host source ---
+/// Emissary-ingress's (Ambassador's) API group.
+pub const AMBASSADOR_GROUP: &str = "getambassador.io";
+
 /// The table: every kind extdns can watch, in [`ResourceKind`] order. Each row: the kind, its API kind and
 /// group, the versions extdns reads (the one it watches first), its plural, where it is watched and how its
 /// changes enter the change set.
 #[rustfmt::skip]
-pub static KINDS: [KindSpec; 26] = {
+pub static KINDS: [KindSpec; 27] = {
     use ChangeKey::{Group, Own};
     use ResourceKind as K;
     use Scope::{Cluster, Namespaced};
@@ -217,6 +224,10 @@ pub static KINDS: [KindSpec; 26] = {
         row(K::Traefik(TraefikKind::LegacyIngressRoute), "IngressRoute", TRAEFIK_LEGACY_GROUP, &["v1alpha1"], "ingressroutes", Namespaced(Sources), Own),
         row(K::Traefik(TraefikKind::LegacyIngressRouteTcp), "IngressRouteTCP", TRAEFIK_LEGACY_GROUP, &["v1alpha1"], "ingressroutetcps", Namespaced(Sources), Own),
         row(K::Traefik(TraefikKind::LegacyIngressRouteUdp), "IngressRouteUDP", TRAEFIK_LEGACY_GROUP, &["v1alpha1"], "ingressrouteudps", Namespaced(Sources), Own),
+        // --- ambassador-host source ---
+        // v3alpha1 is what external-dns reads; Emissary 3 serves v2 too (its storage version), as one schema
+        // for the fields the source reads.
+        row(K::AmbassadorHost, "Host", AMBASSADOR_GROUP, &["v3alpha1", "v2"], "hosts", Namespaced(Sources), Own),
     ]
 };
 
@@ -296,6 +307,8 @@ impl ResourceKind {
             ResourceKind::IstioGateway => 18,
             ResourceKind::VirtualService => 19,
             ResourceKind::Traefik(t) => 20 + t as usize,
+            // --- ambassador-host source ---
+            ResourceKind::AmbassadorHost => 26,
         }
     }
 
@@ -745,5 +758,22 @@ mod tests {
         ] {
             assert_eq!(ObjectKey::from_resource_label(other), None, "{other}");
         }
+    }
+
+    // --- ambassador-host source ---
+    #[test]
+    fn ambassador_hosts_are_read_in_both_served_versions_and_labelled_host_as_external_dns_does() {
+        for version in ["getambassador.io/v3alpha1", "getambassador.io/v2"] {
+            assert_eq!(
+                ResourceKind::from_api_version(version, "Host"),
+                Some(ResourceKind::AmbassadorHost),
+                "{version}"
+            );
+        }
+        assert_eq!(ResourceKind::from_api_version("getambassador.io/v1", "Host"), None);
+        assert_eq!(ResourceKind::AmbassadorHost.spec().preferred_version(), "v3alpha1");
+        let host = ObjectKey::new(ResourceKind::AmbassadorHost, "default", "www");
+        assert_eq!(host.resource_label(), "host/default/www");
+        assert_eq!(ObjectKey::from_resource_label("host/default/www"), Some(host));
     }
 }

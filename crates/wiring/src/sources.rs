@@ -22,6 +22,8 @@ use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 use extdns_source_contour::HttpProxySource;
 use extdns_source_openshift::{RouteSource, RouteSourceConfig};
 use extdns_source_traefik::{TraefikSource, TraefikSourceConfig};
+// --- ambassador-host source ---
+use extdns_source_ambassador::AmbassadorHostSource;
 
 /// A source extdns implements, as the pipeline builds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,9 @@ pub enum EnabledSource {
     IstioVirtualService,
     /// `traefik-proxy` (Traefik's IngressRoute, IngressRouteTCP, IngressRouteUDP).
     Traefik,
+    // --- ambassador-host source ---
+    /// `ambassador-host` (Emissary-ingress's Host).
+    AmbassadorHost,
 }
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
@@ -86,6 +91,9 @@ pub struct SourceSettings {
     pub node: NodeSourceConfig,
     /// The pod source's configuration.
     pub pod: PodSourceConfig,
+    // --- ambassador-host source ---
+    /// The ambassador-host source's configuration (what every source shares: it has no flag of its own).
+    pub ambassador: SourceConfig,
 }
 
 impl SourceSettings {
@@ -106,6 +114,8 @@ impl SourceSettings {
         self.openshift.common.route = Some(route.clone());
         self.istio.common.route = Some(route.clone());
         self.traefik.common.route = Some(route.clone());
+        // --- ambassador-host source ---
+        self.ambassador.route = Some(route.clone());
         self.crd.route = Some(route);
     }
 }
@@ -130,6 +140,8 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 EnabledSource::IstioGateway => Box::new(IstioGatewaySource::new(settings.istio.clone())),
                 EnabledSource::IstioVirtualService => Box::new(VirtualServiceSource::new(settings.istio.clone())),
                 EnabledSource::Traefik => Box::new(TraefikSource::new(settings.traefik.clone())),
+                // --- ambassador-host source ---
+                EnabledSource::AmbassadorHost => Box::new(AmbassadorHostSource::new(settings.ambassador.clone())),
             }
         })
         .collect()

@@ -45,6 +45,8 @@ pub mod node_pod;
 pub mod contour_openshift;
 // --- hand-over between owners (issue 47) ---
 pub mod handover;
+// --- ambassador-host source ---
+pub mod ambassador;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -367,5 +369,12 @@ pub const ALL: &[Scenario] = &[
         about: "two extdns instances (owners blue and green, a namespace each) on one BIND zone: blue releases its records (--txt-release-to-owner), extdns plan previews green's adoption, green adopts (--txt-adopt-from-owner) only the record identical to its own; after each phase every record answers once with one ownership record, and neither then touches the other's",
         default: true,
         run: handover::run,
+    },
+    // --- ambassador-host source ---
+    Scenario {
+        name: "differential-ambassador",
+        about: "Emissary-ingress's CRDs (Hosts in v3alpha1 and v2): external-dns v0.23.0 and extdns (--source=ambassador-host) on Hosts naming Emissary's Services publish identical zones, take-over both ways changes nothing",
+        default: true,
+        run: ambassador::differential,
     },
 ];

@@ -28,7 +28,10 @@ pub(crate) fn config(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
             .iter()
             .any(|e| matches!(e, EnabledSource::IstioGateway | EnabledSource::IstioVirtualService));
         let traefik_service = sources.enabled.contains(&EnabledSource::Traefik) && sources.traefik.service.is_some();
-        if !istio && !traefik_service {
+        // --- ambassador-host source ---
+        // A Host's `external-dns.ambassador-service` Service is read whatever its labels too.
+        let ambassador = sources.enabled.contains(&EnabledSource::AmbassadorHost);
+        if !istio && !traefik_service && !ambassador {
             label_selectors.insert(ResourceKind::Service, selector.clone());
         }
         if !istio {
@@ -40,6 +43,8 @@ pub(crate) fn config(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
         for kind in [ResourceKind::F5VirtualServer, ResourceKind::F5TransportServer] {
             label_selectors.insert(kind, selector.clone());
         }
+        // --- ambassador-host source ---
+        label_selectors.insert(ResourceKind::AmbassadorHost, selector.clone());
     }
     if !gateway.gateway_label_filter.is_everything() {
         label_selectors.insert(ResourceKind::Gateway, gateway.gateway_label_filter.to_string());

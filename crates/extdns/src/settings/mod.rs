@@ -156,6 +156,8 @@ fn enabled_source(name: SourceName) -> Option<EnabledSource> {
         SourceName::IstioGateway => EnabledSource::IstioGateway,
         SourceName::IstioVirtualService => EnabledSource::IstioVirtualService,
         SourceName::TraefikProxy => EnabledSource::Traefik,
+        // --- ambassador-host source ---
+        SourceName::AmbassadorHost => EnabledSource::AmbassadorHost,
         _ => return None,
     })
 }
@@ -257,6 +259,8 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let openshift = RouteSourceConfig::new(common.clone(), router);
     let istio = IstioSourceConfig::new(common.clone());
     let traefik = traefik::config(flags, &enabled, &service, common.clone())?;
+    // --- ambassador-host source ---
+    let ambassador = common.clone();
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
     Ok(SourceSettings {
@@ -274,6 +278,8 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         load_options,
         node,
         pod,
+        // --- ambassador-host source ---
+        ambassador,
     })
 }
 
@@ -305,6 +311,9 @@ fn kept_template_fields(
             EnabledSource::IstioVirtualService => Some(TemplateKind::VirtualService),
             // Runs no template: without --target-template (refused) external-dns's makes no record of it.
             EnabledSource::Traefik => None,
+            // --- ambassador-host source ---
+            // Runs no template: external-dns's ambassador-host source has none (`fqdn-template=false`).
+            EnabledSource::AmbassadorHost => None,
         })
         .collect();
     let target_kinds: Vec<TemplateKind> = kinds

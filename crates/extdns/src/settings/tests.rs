@@ -755,3 +755,32 @@ fn the_rate_limited_clouds_read_their_zones_hourly_and_the_others_every_sync() {
         "the longest of the caches wins"
     );
 }
+
+// --- ambassador-host source ---
+
+/// `--source=ambassador-host` is accepted (it was refused before extdns had the source), and the Service a
+/// Host's annotation names is read whatever its labels, as external-dns reads it: the label filter then
+/// stays off the Service watch, and applies to Hosts on the API server.
+#[test]
+fn the_ambassador_host_source_is_enabled_and_keeps_services_unfiltered() -> Result<(), ValidationError> {
+    let s = sources(&flags(&["--source=ambassador-host"]))?;
+    assert_eq!(s.enabled, vec![EnabledSource::AmbassadorHost]);
+    let args = [
+        "--source=ambassador-host",
+        "--provider=inmemory",
+        "--label-filter=app=web",
+    ];
+    let s = controller(&flags(&args))?;
+    let ClusterSettings::ApiServer(kube) = &s.cluster else {
+        panic!("expected the API server, got {:?}", s.cluster);
+    };
+    assert!(!kube.live.label_selectors.contains_key(&ResourceKind::Service));
+    assert_eq!(
+        kube.live
+            .label_selectors
+            .get(&ResourceKind::AmbassadorHost)
+            .map(String::as_str),
+        Some("app=web")
+    );
+    Ok(())
+}

@@ -43,10 +43,12 @@ pub fn api_resource(kind: ResourceKind) -> (&'static str, &'static str, Scope) {
             let spec = ResourceKind::Traefik(t).spec();
             (spec.group, spec.plural, Scope::Source)
         }
+        // --- ambassador-host source ---
+        ResourceKind::AmbassadorHost => ("getambassador.io", "hosts", Scope::Source),
     }
 }
 
-pub const ALL_KINDS: [ResourceKind; 26] = [
+pub const ALL_KINDS: [ResourceKind; 27] = [
     ResourceKind::Service,
     ResourceKind::EndpointSlice,
     ResourceKind::Pod,
@@ -75,6 +77,8 @@ pub const ALL_KINDS: [ResourceKind; 26] = [
     ResourceKind::Traefik(TraefikKind::LegacyIngressRoute),
     ResourceKind::Traefik(TraefikKind::LegacyIngressRouteTcp),
     ResourceKind::Traefik(TraefikKind::LegacyIngressRouteUdp),
+    // --- ambassador-host source ---
+    ResourceKind::AmbassadorHost,
 ];
 
 /// The strings of a JSON array (empty for anything else).

@@ -160,6 +160,62 @@ pub fn in_group(crds: &[CustomResourceDefinition], group: &str) -> Vec<CustomRes
         .collect()
 }
 
+// --- ambassador-host source ---
+/// `crds` with the API server's own conversion between their versions (`strategy: None`: only
+/// `apiVersion` changes) in place of the conversion webhook they name. A project that converts through a
+/// webhook of its own (Emissary's `emissary-apiext`) cannot be served without that Deployment; the API
+/// server then refuses every read or write in a version other than the stored one. The test plays the
+/// project's webhook for the fields the sources read, which are the same in every version.
+pub fn with_identity_conversion(crds: &[CustomResourceDefinition]) -> Vec<CustomResourceDefinition> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceConversion;
+    crds.iter()
+        .map(|crd| {
+            let mut crd = crd.clone();
+            crd.spec.conversion = Some(CustomResourceConversion {
+                strategy: "None".to_string(),
+                webhook: None,
+            });
+            crd
+        })
+        .collect()
+}
+
+/// `crds` made structural, as the API server requires of `apiextensions.k8s.io/v1` CRDs: a schema node
+/// that allows several types (`oneOf` of typed alternatives, no `type` of its own: Emissary's
+/// `ambassador_id`, a string or a list) becomes a field of any value
+/// (`x-kubernetes-preserve-unknown-fields`). Emissary's Go module publishes its CRDs before its release tooling
+/// makes them so; the fields it touches are none the sources read.
+pub fn made_structural(crds: &[CustomResourceDefinition]) -> Result<Vec<CustomResourceDefinition>> {
+    fn fix(node: &mut serde_json::Value) {
+        match node {
+            serde_json::Value::Object(map) => {
+                let untyped_alternatives = map.get("type").is_none()
+                    && map
+                        .get("oneOf")
+                        .and_then(|o| o.as_array())
+                        .is_some_and(|alts| alts.iter().any(|a| a.get("type").is_some()));
+                if untyped_alternatives {
+                    map.retain(|k, _| k == "description");
+                    map.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
+                    return;
+                }
+                map.values_mut().for_each(fix);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(fix),
+            _ => {}
+        }
+    }
+    crds.iter()
+        .map(|crd| {
+            let mut value = serde_json::to_value(crd)?;
+            if let Some(versions) = value.pointer_mut("/spec/versions") {
+                fix(versions);
+            }
+            Ok(serde_json::from_value(value)?)
+        })
+        .collect()
+}
+
 /// The HTTPRoute CRD with `spec.hostnames` accepting any JSON value: a CRD whose schema lets through an
 /// object the typed model cannot decode (e.g. a string where a list belongs).
 pub fn httproute_with_loose_hostnames() -> Result<CustomResourceDefinition> {
@@ -242,6 +298,40 @@ mod tests {
         assert_eq!(strict["type"], "array", "{strict}");
         let loose = httproute_hostnames_schema(&httproute_with_loose_hostnames()?).context("no loose schema")?;
         assert_eq!(loose, json!({ "x-kubernetes-preserve-unknown-fields": true }));
+        Ok(())
+    }
+
+    // --- ambassador-host source ---
+    #[test]
+    fn identity_conversion_replaces_a_conversion_webhook() -> Result<()> {
+        let mut crds = gateway_api();
+        crds[0].spec.conversion = Some(serde_json::from_value(
+            json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+                   "clientConfig": {"service": {"name": "apiext", "namespace": "x"}}}}),
+        )?);
+        for crd in with_identity_conversion(&crds) {
+            let conversion = crd.spec.conversion.context("no conversion")?;
+            assert_eq!(conversion.strategy, "None");
+            assert!(conversion.webhook.is_none());
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_field_of_several_types_becomes_a_field_of_any_value() -> Result<()> {
+        let mut crds = gateway_api();
+        let mut value = serde_json::to_value(&crds[0])?;
+        let spec = value
+            .pointer_mut("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties")
+            .context("no spec properties")?;
+        spec["id"] = json!({"description": "a string or a list", "items": {"type": "string"},
+                            "oneOf": [{"type": "string"}, {"type": "array"}]});
+        crds[0] = serde_json::from_value(value)?;
+        let fixed = serde_json::to_value(&made_structural(&crds)?[0])?;
+        assert_eq!(
+            fixed.pointer("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/id"),
+            Some(&json!({"description": "a string or a list", "x-kubernetes-preserve-unknown-fields": true}))
+        );
         Ok(())
     }
 }

@@ -67,6 +67,8 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
             "networking.istio.io/v1" | "networking.istio.io/v1beta1" | "networking.istio.io/v1alpha3",
             "VirtualService",
         ) => ("virtualservices", true),
+        // --- ambassador-host source ---
+        ("getambassador.io/v3alpha1" | "getambassador.io/v2", "Host") => ("hosts", true),
         _ => bail!("the e2e client does not know {api_version} {kind}"),
     };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
