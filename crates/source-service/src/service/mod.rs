@@ -13,11 +13,11 @@ mod svc;
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use extdns_endpoint::{Endpoint, Target, merge_endpoints};
+use extdns_endpoint::{Endpoint, Target};
 use extdns_informer::ObjectKey;
 use extdns_informer::view::Service;
 use extdns_source::annotations::key;
-use extdns_source::template::{TargetPair, target_pairs};
+use extdns_source::template::target_endpoints;
 
 use crate::SOURCE_NAME;
 use crate::context::{Ctx, SplitTargets};
@@ -157,48 +157,25 @@ fn referencing_only(mut eps: Vec<Endpoint>) -> Vec<Endpoint> {
     eps
 }
 
-/// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels (no
-/// `resource` either: see [`referencing_only`]) or provider-specific properties; pairs for the same host
-/// are merged.
+/// `--fqdn-target-template` on the Service ([`target_endpoints`]); a template that fails on it fails the
+/// Service (its records are kept as they are).
 fn target_template_endpoints(
     s: &Svc<'_>,
     template: &extdns_source::template::FqdnTemplate,
     prefixes: &extdns_source::annotations::Annotations,
 ) -> Vec<Endpoint> {
-    const FIELD: &str = "FQDN target template";
-    let raw = match template.execute_raw(s.svc, SOURCE_NAME, prefixes) {
-        Ok(raw) => raw,
+    match target_endpoints(template, s.svc, &s.id(), SOURCE_NAME, prefixes) {
+        Ok(endpoints) => endpoints,
         Err(e) => {
             s.fail();
             tracing::warn!(
                 service = s.id(),
-                field = FIELD,
+                field = "FQDN target template",
                 "template failed: {e}; the Service's records are kept as they are"
             );
-            return Vec::new();
+            Vec::new()
         }
-    };
-    let mut eps = Vec::new();
-    for pair in target_pairs(&raw) {
-        let (host, target) = match pair {
-            TargetPair::Pair { host, target } => (host, target),
-            TargetPair::NotAPair(item) | TargetPair::Incomplete(item) => {
-                tracing::warn!(
-                    service = s.id(),
-                    field = FIELD,
-                    value = item,
-                    "skipping item: not host:target, or either empty"
-                );
-                continue;
-            }
-        };
-        let Some(host) = s.valid_name(host, FIELD) else {
-            continue;
-        };
-        let target = Target::from(target);
-        eps.push(Endpoint::new(host, target.suitable_type(), [target]));
     }
-    merge_endpoints(eps)
 }
 
 #[cfg(test)]
