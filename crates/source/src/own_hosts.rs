@@ -81,14 +81,16 @@ pub fn object_endpoints(
         .collect())
 }
 
-/// How a source of this pattern reads its kind's views `V` from the store.
+/// How a source of this pattern reads its kind's views `V` from the store: `ClusterStore::all` and
+/// `ClusterStore::get` for `V`, so that a source reading several kinds of one view (the F5 kinds, Traefik's
+/// routers) builds one per kind.
 pub struct OwnKind<V> {
     /// The kind the source reads.
     pub kind: ResourceKind,
-    /// Every object of the kind in scope.
-    pub all: fn(&ClusterStore) -> Vec<Arc<V>>,
-    /// One object by namespace and name.
-    pub one: fn(&ClusterStore, &str, &str) -> Option<Arc<V>>,
+    /// Every object of a kind in scope.
+    pub all: fn(&ClusterStore, ResourceKind) -> Vec<Arc<V>>,
+    /// One object by its key.
+    pub one: fn(&ClusterStore, &ObjectKey) -> Option<Arc<V>>,
     /// The view's metadata.
     pub meta: fn(&V) -> &Meta,
 }
@@ -105,7 +107,7 @@ impl<V> OwnKind<V> {
     ) -> Evaluation {
         let kind = self.kind;
         let views: Vec<(ObjectKey, Arc<V>)> = match objects.of_kind(kind) {
-            None => (self.all)(cluster)
+            None => (self.all)(cluster, kind)
                 .into_iter()
                 .map(|v| {
                     let m = (self.meta)(&v);
@@ -113,7 +115,7 @@ impl<V> OwnKind<V> {
                 })
                 .collect(),
             Some(keys) => keys
-                .filter_map(|k| Some((k.clone(), (self.one)(cluster, &k.namespace, &k.name)?)))
+                .filter_map(|k| Some((k.clone(), (self.one)(cluster, k)?)))
                 .collect(),
         };
         let mut failed = crate::undecodable(cluster, kind, objects);
