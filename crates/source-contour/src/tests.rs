@@ -28,18 +28,11 @@ struct Fake {
     hostnames: Vec<&'static str>,
 }
 
-impl Fixture for Fake {
-    fn meta_mut(&mut self) -> &mut FakeMeta {
-        &mut self.meta
-    }
-}
+extdns_source::fixture!(Fake);
 
 impl Fake {
     fn new(name: &'static str) -> Fake {
-        Fake {
-            meta: FakeMeta::new(name, NS),
-            ..Fake::default()
-        }
+        Fake::named(name, NS)
     }
     fn fqdn(mut self, f: &'static str) -> Self {
         self.fqdn = Some(f);

@@ -48,11 +48,7 @@ fn ts(name: &'static str) -> Fake {
     }
 }
 
-impl Fixture for Fake {
-    fn meta_mut(&mut self) -> &mut FakeMeta {
-        &mut self.meta
-    }
-}
+extdns_source::fixture!(Fake);
 
 impl Fake {
     fn host(mut self, h: Option<&'static str>) -> Self {

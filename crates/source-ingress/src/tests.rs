@@ -33,18 +33,11 @@ struct Fake {
     class: Option<&'static str>,
 }
 
-impl Fixture for Fake {
-    fn meta_mut(&mut self) -> &mut FakeMeta {
-        &mut self.meta
-    }
-}
+extdns_source::fixture!(Fake);
 
 impl Fake {
     fn new(name: &'static str) -> Fake {
-        Fake {
-            meta: FakeMeta::new(name, NS),
-            ..Fake::default()
-        }
+        Fake::named(name, NS)
     }
     fn hosts(mut self, h: &[&'static str]) -> Self {
         self.dnsnames = h.to_vec();

@@ -26,18 +26,11 @@ struct Fake {
     unschedulable: bool,
 }
 
-impl Fixture for Fake {
-    fn meta_mut(&mut self) -> &mut FakeMeta {
-        &mut self.meta
-    }
-}
+extdns_source::fixture!(Fake);
 
 impl Fake {
     fn new(name: &'static str) -> Fake {
-        Fake {
-            meta: FakeMeta::new(name, ""),
-            ..Fake::default()
-        }
+        Fake::named(name, "")
     }
     fn external(mut self, a: &'static str) -> Self {
         self.addresses.push(("ExternalIP", a));

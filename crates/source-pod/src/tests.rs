@@ -28,11 +28,7 @@ struct Fake {
     host_network: bool,
 }
 
-impl Fixture for Fake {
-    fn meta_mut(&mut self) -> &mut FakeMeta {
-        &mut self.meta
-    }
-}
+extdns_source::fixture!(Fake);
 
 impl Fake {
     fn new(name: &'static str, ip: &'static str) -> Fake {

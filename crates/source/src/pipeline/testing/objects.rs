@@ -61,10 +61,21 @@ impl FakeMeta {
     }
 }
 
-/// The builder methods every fake object shares, over its [`FakeMeta`].
+/// The builder methods every fake object shares, over its [`FakeMeta`]; [`crate::fixture!`] implements it
+/// for a fake whose metadata is its field `meta`.
 pub trait Fixture: Sized {
     /// The object's metadata.
     fn meta_mut(&mut self) -> &mut FakeMeta;
+
+    /// The default fake named `name` in `namespace`.
+    fn named(name: &'static str, namespace: &'static str) -> Self
+    where
+        Self: Default,
+    {
+        let mut fake = Self::default();
+        *fake.meta_mut() = FakeMeta::new(name, namespace);
+        fake
+    }
 
     /// The object moved to namespace `ns`.
     fn ns(mut self, ns: &'static str) -> Self {
@@ -83,4 +94,17 @@ pub trait Fixture: Sized {
         self.meta_mut().labels.push((key, value));
         self
     }
+}
+
+/// `impl Fixture for $fake` over its field `meta`, so a fake object gets the shared builder methods in one
+/// line.
+#[macro_export]
+macro_rules! fixture {
+    ($fake:ty) => {
+        impl $crate::pipeline::testing::Fixture for $fake {
+            fn meta_mut(&mut self) -> &mut $crate::pipeline::testing::FakeMeta {
+                &mut self.meta
+            }
+        }
+    };
 }
