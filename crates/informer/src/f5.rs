@@ -107,20 +107,9 @@ impl Sealed for TransportServer {
 mod tests {
     use super::*;
 
-    fn view_of<K: crate::Watched>(mut value: serde_json::Value) -> K::View {
-        let obj: K = crate::watched::decode(&mut value).expect("decodes");
-        let interner = crate::Interner::default();
-        let c = Convert {
-            interner: &interner,
-            pod_annotation_prefixes: &Default::default(),
-            template_fields: &Default::default(),
-        };
-        obj.view(&c)
-    }
-
     #[test]
     fn a_virtual_servers_names_and_addresses_reach_the_view() {
-        let v = view_of::<VirtualServer>(serde_json::json!({
+        let v = crate::watched::view_of::<VirtualServer>(serde_json::json!({
             "apiVersion": "cis.f5.com/v1", "kind": "VirtualServer",
             "metadata": {"name": "web", "namespace": "ns", "annotations": {"a": "b"}},
             "spec": {"host": "web.example.org", "hostAliases": ["www.example.org"],
@@ -137,7 +126,7 @@ mod tests {
 
     #[test]
     fn a_transport_server_without_status_has_no_address() {
-        let v = view_of::<TransportServer>(serde_json::json!({
+        let v = crate::watched::view_of::<TransportServer>(serde_json::json!({
             "apiVersion": "cis.f5.com/v1", "kind": "TransportServer",
             "metadata": {"name": "db", "namespace": "ns"},
             "spec": {"host": "db.example.org", "virtualServerPort": 5432, "mode": "standard",

@@ -116,20 +116,9 @@ impl Sealed for VirtualService {
 mod tests {
     use super::*;
 
-    fn convert<K: crate::Watched>(mut value: serde_json::Value) -> K::View {
-        let obj: K = crate::watched::decode(&mut value).expect("decodes");
-        let interner = crate::Interner::default();
-        let c = Convert {
-            interner: &interner,
-            pod_annotation_prefixes: &Default::default(),
-            template_fields: &Default::default(),
-        };
-        obj.view(&c)
-    }
-
     #[test]
     fn a_gateway_keeps_its_selector_and_every_servers_hosts_in_order() {
-        let v = convert::<IstioGateway>(serde_json::json!({
+        let v = crate::watched::view_of::<IstioGateway>(serde_json::json!({
             "apiVersion": "networking.istio.io/v1beta1", "kind": "Gateway",
             "metadata": {"name": "gw", "namespace": "istio-system"},
             "spec": {
@@ -147,7 +136,7 @@ mod tests {
 
     #[test]
     fn a_virtual_service_keeps_hosts_gateways_and_export_to() {
-        let v = convert::<VirtualService>(serde_json::json!({
+        let v = crate::watched::view_of::<VirtualService>(serde_json::json!({
             "apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
             "metadata": {"name": "vs", "namespace": "shop"},
             "spec": {"hosts": ["shop.example.org"], "gateways": ["istio-system/gw", "mesh"], "exportTo": ["."],
@@ -156,7 +145,7 @@ mod tests {
         assert_eq!(v.hosts, ["shop.example.org"]);
         assert_eq!(v.gateways, ["istio-system/gw", "mesh"]);
         assert_eq!(v.export_to, ["."]);
-        let empty = convert::<VirtualService>(serde_json::json!({
+        let empty = crate::watched::view_of::<VirtualService>(serde_json::json!({
             "apiVersion": "networking.istio.io/v1alpha3", "kind": "VirtualService",
             "metadata": {"name": "vs", "namespace": "shop"}
         }));

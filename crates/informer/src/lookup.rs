@@ -10,11 +10,9 @@ use crate::ResourceKind;
 use crate::index::Ref;
 use crate::item::Item;
 use crate::view::{
-    DnsEndpoint, EndpointSlice, F5Kind, F5Server, Gateway, HEADLESS, Ingress, IstioGateway, LOCAL_NODE_PORT,
-    ListenerSet, NODE_PORT, Namespace, Node, Pod, Route, RouteKind, SELECTS_EVERY_SERVICE, Service, TraefikKind,
-    TraefikRoute, VirtualService,
+    DnsEndpoint, EndpointSlice, Gateway, HEADLESS, Ingress, IstioGateway, LOCAL_NODE_PORT, ListenerSet, NODE_PORT,
+    Namespace, Node, Pod, Route, RouteKind, SELECTS_EVERY_SERVICE, Service, TraefikKind, TraefikRoute, VirtualService,
 };
-use crate::view::{HttpProxy, OpenShiftRoute};
 // --- ambassador-host source ---
 use crate::view::AmbassadorHost;
 
@@ -116,48 +114,12 @@ impl ClusterStore {
         self.index::<Ingress>(ResourceKind::Ingress)?.get(namespace, name)
     }
 
-    /// All F5 VirtualServers or TransportServers in scope.
-    pub fn f5_servers(&self, kind: F5Kind) -> Vec<Arc<F5Server>> {
-        self.all(kind.resource_kind())
-    }
-
-    /// One F5 VirtualServer or TransportServer, for an incremental evaluation.
-    pub fn f5_server(&self, kind: F5Kind, namespace: &str, name: &str) -> Option<Arc<F5Server>> {
-        self.index::<F5Server>(kind.resource_kind())?.get(namespace, name)
-    }
-
-    // --- contour-httpproxy and openshift-route sources ---
-
-    /// All Contour HTTPProxies in scope.
-    pub fn http_proxies(&self) -> Vec<Arc<HttpProxy>> {
-        self.all(ResourceKind::HttpProxy)
-    }
-
-    /// One HTTPProxy, for an incremental evaluation.
-    pub fn http_proxy(&self, namespace: &str, name: &str) -> Option<Arc<HttpProxy>> {
-        self.index::<HttpProxy>(ResourceKind::HttpProxy)?.get(namespace, name)
-    }
-
-    /// All OpenShift Routes in scope.
-    pub fn openshift_routes(&self) -> Vec<Arc<OpenShiftRoute>> {
-        self.all(ResourceKind::OpenShiftRoute)
-    }
-
-    /// One OpenShift Route, for an incremental evaluation.
-    pub fn openshift_route(&self, namespace: &str, name: &str) -> Option<Arc<OpenShiftRoute>> {
-        self.index::<OpenShiftRoute>(ResourceKind::OpenShiftRoute)?
-            .get(namespace, name)
-    }
+    // The F5, Contour and OpenShift kinds are read through the generic `ClusterStore::all` and
+    // `ClusterStore::get` (the sources' `own_hosts::OwnKind`).
 
     /// All Traefik routers of one kind in scope.
     pub fn traefik_routes(&self, kind: TraefikKind) -> Vec<Arc<TraefikRoute>> {
         self.all(ResourceKind::Traefik(kind))
-    }
-
-    /// One Traefik router, for an incremental evaluation.
-    pub fn traefik_route(&self, kind: TraefikKind, namespace: &str, name: &str) -> Option<Arc<TraefikRoute>> {
-        self.index::<TraefikRoute>(ResourceKind::Traefik(kind))?
-            .get(namespace, name)
     }
 
     // --- ambassador-host source ---

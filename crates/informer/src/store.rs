@@ -102,8 +102,9 @@ impl ClusterStore {
         self.indexes.get_mut(kind.slot())?.as_any_mut().downcast_mut()
     }
 
-    /// Every object of `kind` with views `V`, sorted by namespace and name.
-    pub(crate) fn all<V: Item>(&self, kind: ResourceKind) -> Vec<Arc<V>> {
+    /// Every object of `kind` with views `V`, sorted by namespace and name (the lookup the sources of one
+    /// pattern share, `extdns_source::own_hosts::OwnKind`, whatever their kind).
+    pub fn all<V: Item>(&self, kind: ResourceKind) -> Vec<Arc<V>> {
         self.index(kind).map(Index::all).unwrap_or_default()
     }
 

@@ -124,15 +124,8 @@ mod tests {
     use super::*;
     use kube::Resource;
 
-    fn convert<K: RouterKind>(mut value: serde_json::Value) -> view::TraefikRoute {
-        let obj: Router<K> = crate::watched::decode(&mut value).expect("decodes");
-        let interner = crate::Interner::default();
-        let c = Convert {
-            interner: &interner,
-            pod_annotation_prefixes: &Default::default(),
-            template_fields: &Default::default(),
-        };
-        obj.view(&c)
+    fn convert<K: RouterKind>(value: serde_json::Value) -> view::TraefikRoute {
+        crate::watched::view_of::<Router<K>>(value)
     }
 
     #[test]

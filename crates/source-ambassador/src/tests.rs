@@ -12,7 +12,7 @@ use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::view::AMBASSADOR_SERVICE_ANNOTATION;
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
 use extdns_source::annotations::PREFIX_ALPHA;
-use extdns_source::own_hosts::testing::{Flags, ga, metadata, rendered};
+use extdns_source::pipeline::testing::{Flags, ga, metadata, rendered};
 use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
 

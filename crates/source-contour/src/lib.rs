@@ -48,8 +48,8 @@ pub const SOURCE_NAME: &str = "contour-httpproxy";
 /// How the source reads HTTPProxies from the store.
 const PROXIES: OwnKind<HttpProxy> = OwnKind {
     kind: ResourceKind::HttpProxy,
-    all: ClusterStore::http_proxies,
-    one: ClusterStore::http_proxy,
+    all: ClusterStore::all,
+    one: ClusterStore::get,
     meta: |p| &p.meta,
 };
 

@@ -8,7 +8,9 @@ use std::collections::BTreeSet;
 
 use extdns_informer::{ChangeSet, ObjectKey, ResourceKind};
 use extdns_source::annotations::PREFIX_ALPHA;
-use extdns_source::own_hosts::testing::{Flags, ga, metadata, rendered, store};
+use extdns_source::pipeline::testing::{
+    FakeMeta, Fixture, Flags, assert_records, evaluate_ok, ga, load_balancer_status, rendered_labelled, store,
+};
 use extdns_source::template::TemplateKind;
 use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
@@ -20,26 +22,17 @@ const NS: &str = "testing";
 /// external-dns's `fakeHTTPProxy`.
 #[derive(Default, Clone)]
 struct Fake {
-    name: &'static str,
-    namespace: &'static str,
-    annotations: Vec<(String, &'static str)>,
-    labels: Vec<(&'static str, &'static str)>,
+    meta: FakeMeta,
     fqdn: Option<&'static str>,
     ips: Vec<&'static str>,
     hostnames: Vec<&'static str>,
 }
 
+extdns_source::fixture!(Fake);
+
 impl Fake {
     fn new(name: &'static str) -> Fake {
-        Fake {
-            name,
-            namespace: NS,
-            ..Fake::default()
-        }
-    }
-    fn ns(mut self, ns: &'static str) -> Self {
-        self.namespace = ns;
-        self
+        Fake::named(name, NS)
     }
     fn fqdn(mut self, f: &'static str) -> Self {
         self.fqdn = Some(f);
@@ -53,18 +46,8 @@ impl Fake {
         self.hostnames = h.to_vec();
         self
     }
-    fn ann(mut self, key: impl Into<String>, value: &'static str) -> Self {
-        self.annotations.push((key.into(), value));
-        self
-    }
-    fn label(mut self, k: &'static str, v: &'static str) -> Self {
-        self.labels.push((k, v));
-        self
-    }
 
     fn json(&self) -> Value {
-        let mut lb: Vec<Value> = self.ips.iter().map(|ip| json!({"ip": ip})).collect();
-        lb.extend(self.hostnames.iter().map(|h| json!({"hostname": h})));
         let mut spec = json!({"routes": [{"services": [{"name": "web", "port": 80}]}]});
         if let Some(f) = self.fqdn {
             spec["virtualhost"] = json!({"fqdn": f});
@@ -72,9 +55,9 @@ impl Fake {
         json!({
             "apiVersion": "projectcontour.io/v1",
             "kind": "HTTPProxy",
-            "metadata": metadata(self.name, self.namespace, &self.annotations, &self.labels),
+            "metadata": self.meta.json(),
             "spec": spec,
-            "status": {"currentStatus": "valid", "loadBalancer": {"ingress": lb}},
+            "status": {"currentStatus": "valid", "loadBalancer": load_balancer_status(&self.ips, &self.hostnames)},
         })
     }
 }
@@ -89,15 +72,11 @@ fn source_and_store(flags: &Flags, items: &[Fake]) -> (HttpProxySource, ClusterS
 /// The records `items` publish under `flags`, rendered and sorted.
 fn run(flags: &Flags, items: &[Fake]) -> Vec<String> {
     let (src, store) = source_and_store(flags, items);
-    let out = futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates");
-    assert!(out.failed.is_empty(), "{:?}", out.failed);
-    rendered(&out.endpoints)
+    rendered_labelled(&evaluate_ok(&src, &store))
 }
 
 fn case(flags: Flags, items: &[Fake], expected: &[&str]) {
-    let mut want: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
-    want.sort();
-    assert_eq!(run(&flags, items), want);
+    assert_records("records", run(&flags, items), expected);
 }
 
 fn none() -> Flags {

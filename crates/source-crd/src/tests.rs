@@ -6,6 +6,7 @@ use std::path::Path;
 use extdns_endpoint::{Endpoint, RecordType};
 use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::{ClusterStore, KindOverrides, LoadOptions, ResourceKind};
+use extdns_source::pipeline::testing::load;
 use extdns_source::{Selector, SourceExt};
 use serde_json::{Value, json};
 
@@ -15,13 +16,7 @@ use crate::entry::Invalid;
 fn store_with(objects: &[Value], overrides: KindOverrides) -> ClusterStore {
     let mut opts = LoadOptions::default();
     opts.overrides = overrides;
-    let mut loader = Loader::new(opts);
-    for o in objects {
-        loader
-            .add_str(&o.to_string(), Path::new("test.json"), Format::Json)
-            .expect("the test object loads");
-    }
-    loader.finish().store
+    load(objects, opts)
 }
 
 /// A store holding one DNSEndpoint `ns/test` with `entries`, no labels or annotations.

@@ -45,7 +45,8 @@ use extdns_endpoint::{Endpoint, ProviderSpecific, Target, merge_endpoints};
 use extdns_informer::ResourceKind;
 use extdns_informer::view::{F5Kind, F5Server};
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey};
-use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
+use extdns_source::own_hosts::OwnKind;
+use extdns_source::{Evaluation, Objects, Source, SourceConfig, SourceError};
 
 /// The `--source` name of the VirtualServer source.
 pub const VIRTUAL_SERVER_SOURCE: &str = "f5-virtualserver";
@@ -94,6 +95,17 @@ impl F5Source {
         &self.config
     }
 
+    /// How the source reads its kind: an object reads nothing but itself (the pattern of
+    /// [`extdns_source::own_hosts`]).
+    fn servers(&self) -> OwnKind<F5Server> {
+        OwnKind {
+            kind: self.kind.resource_kind(),
+            all: ClusterStore::all,
+            one: ClusterStore::get,
+            meta: |s| &s.meta,
+        }
+    }
+
     /// The endpoints of one admitted object: nothing until the BIG-IP gave it an address.
     fn server_endpoints(&self, server: &F5Server, object: &ObjectKey) -> Vec<Endpoint> {
         if !has_address(server) {
@@ -118,30 +130,10 @@ impl F5Source {
 
     /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits).
     pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
-        let kind = self.kind.resource_kind();
-        let servers: Vec<(ObjectKey, Arc<F5Server>)> = match objects.of_kind(kind) {
-            None => cluster
-                .f5_servers(self.kind)
-                .into_iter()
-                .map(|s| (ObjectKey::new(kind, &s.meta.namespace, &s.meta.name), s))
-                .collect(),
-            Some(keys) => keys
-                .filter_map(|k| Some((k.clone(), cluster.f5_server(self.kind, &k.namespace, &k.name)?)))
-                .collect(),
-        };
-        let failed = extdns_source::undecodable(cluster, kind, objects);
-        let mut out = Vec::with_capacity(servers.len());
-        for (object, server) in servers {
-            if !self.config.common.admits(kind, &server.meta) {
-                tracing::debug!(%object, "not admitted by the filters");
-                continue;
-            }
-            let endpoints = self.server_endpoints(&server, &object);
-            if !endpoints.is_empty() {
-                out.push(ObjectEndpoints::new(object, endpoints));
-            }
-        }
-        Evaluation::new(out, failed)
+        self.servers()
+            .evaluate(cluster, objects, &self.config.common, |server, object| {
+                Ok(self.server_endpoints(server, object))
+            })
     }
 }
 
@@ -178,10 +170,7 @@ impl Source for F5Source {
 
     /// An F5 object reads nothing but itself: a change re-evaluates the changed objects only.
     fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
-        if changes.is_everything() {
-            return None;
-        }
-        Some(changes.of_kind(self.kind.resource_kind()).cloned().collect())
+        self.servers().affected(changes)
     }
 
     /// Targets of one record joined across objects (external-dns's `MergeEndpoints`); then, among equal

@@ -6,12 +6,11 @@
 //! test too.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
-use extdns_source::annotations::{PREFIX_ALPHA, PREFIX_GA};
-use extdns_source::{Objects, Selector, Source, SourceConfig, SourceExt};
+use extdns_source::annotations::PREFIX_ALPHA;
+use extdns_source::pipeline::testing::{FakeMeta, Fixture, Flags, evaluate_ok, ga, load, rendered_labelled};
+use extdns_source::{Objects, Source};
 use serde_json::{Value, json};
 
 use super::*;
@@ -22,9 +21,7 @@ const NS: &str = "default";
 #[derive(Clone)]
 struct Fake {
     kind: F5Kind,
-    name: &'static str,
-    annotations: Vec<(String, &'static str)>,
-    labels: Vec<(&'static str, &'static str)>,
+    meta: FakeMeta,
     host: Option<&'static str>,
     aliases: Vec<&'static str>,
     address: Option<&'static str>,
@@ -35,9 +32,7 @@ struct Fake {
 fn vs(name: &'static str) -> Fake {
     Fake {
         kind: F5Kind::VirtualServer,
-        name,
-        annotations: Vec::new(),
-        labels: Vec::new(),
+        meta: FakeMeta::new(name, NS),
         host: Some("www.example.com"),
         aliases: Vec::new(),
         address: None,
@@ -53,20 +48,9 @@ fn ts(name: &'static str) -> Fake {
     }
 }
 
-/// An annotation under external-dns's default prefix.
-fn ga(key: &str) -> String {
-    format!("{PREFIX_GA}{key}")
-}
+extdns_source::fixture!(Fake);
 
 impl Fake {
-    fn ann(mut self, key: impl Into<String>, value: &'static str) -> Self {
-        self.annotations.push((key.into(), value));
-        self
-    }
-    fn label(mut self, k: &'static str, v: &'static str) -> Self {
-        self.labels.push((k, v));
-        self
-    }
     fn host(mut self, h: Option<&'static str>) -> Self {
         self.host = h;
         self
@@ -89,10 +73,6 @@ impl Fake {
     }
 
     fn json(&self) -> Value {
-        let annotations: serde_json::Map<String, Value> =
-            self.annotations.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-        let labels: serde_json::Map<String, Value> =
-            self.labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
         let (kind, mut spec) = match self.kind {
             F5Kind::VirtualServer => (
                 "VirtualServer",
@@ -119,73 +99,47 @@ impl Fake {
         json!({
             "apiVersion": "cis.f5.com/v1",
             "kind": kind,
-            "metadata": {"name": self.name, "namespace": NS, "annotations": annotations, "labels": labels},
+            "metadata": self.meta.json(),
             "spec": spec,
             "status": status,
         })
     }
 }
 
-/// The shared flags a case sets.
-#[derive(Default)]
-struct Flags {
-    namespace: Option<&'static str>,
-    annotation_filter: &'static str,
-    label_filter: &'static str,
+/// A store holding `items`.
+fn cluster(items: &[Fake]) -> ClusterStore {
+    load(
+        &items.iter().map(Fake::json).collect::<Vec<_>>(),
+        LoadOptions::default(),
+    )
 }
 
 fn source(kind: F5Kind, f: &Flags) -> F5Source {
-    let mut common = SourceConfig::default();
-    common.namespace = f.namespace.map(String::from);
-    common.annotation_filter = Selector::parse(f.annotation_filter).expect("annotation filter");
-    common.label_filter = Selector::parse(f.label_filter).expect("label filter");
-    F5Source::new(kind, F5SourceConfig::new(common))
+    F5Source::new(kind, F5SourceConfig::new(f.config()))
 }
 
-fn store(items: &[Fake]) -> ClusterStore {
-    let mut loader = Loader::new(LoadOptions::default());
-    for i in items {
-        loader
-            .add_str(&i.json().to_string(), Path::new("test.json"), Format::Json)
-            .expect("loads");
-    }
-    let loaded = loader.finish();
-    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    loaded.store
-}
-
-/// `name TYPE targets` (targets sorted), then `ttl=N` when configured and the `resource` label.
-fn render(e: &Endpoint) -> String {
-    let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-    targets.sort_unstable();
-    let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
-    if e.record_ttl.is_configured() {
-        s.push_str(&format!(" ttl={}", e.record_ttl.0));
-    }
-    for p in e.provider_specific.iter() {
-        s.push_str(&format!(" {}={}", p.name, p.value));
-    }
-    if !e.set_identifier.is_empty() {
-        s.push_str(&format!(" set={}", e.set_identifier));
-    }
-    s.push_str(&format!(" {}", e.resource().unwrap_or_default()));
-    s
-}
-
+/// The records `items` publish, rendered with their `resource` label and sorted; no object may fail.
 fn run(kind: F5Kind, flags: &Flags, items: &[Fake]) -> Vec<String> {
-    let src = source(kind, flags);
-    let out = futures::executor::block_on(src.evaluate_all(&store(items))).expect("evaluates");
-    assert!(out.failed.is_empty(), "{:?}", out.failed);
-    let mut got: Vec<String> = out.endpoints.iter().map(render).collect();
-    got.sort();
-    got
+    let store = load(
+        &items.iter().map(Fake::json).collect::<Vec<_>>(),
+        LoadOptions::default(),
+    );
+    rendered_labelled(&evaluate_ok(&source(kind, flags), &store))
 }
 
 /// Runs both kinds' cases: each rule holds for VirtualServers and TransportServers alike.
 fn both(flags: Flags, make: impl Fn(Fake) -> Fake, expected: &[&str]) {
     for (kind, fake, label) in [
-        (F5Kind::VirtualServer, vs("test"), "f5-virtualserver/default/test"),
-        (F5Kind::TransportServer, ts("test"), "f5-transportserver/default/test"),
+        (
+            F5Kind::VirtualServer,
+            vs("test"),
+            "resource=f5-virtualserver/default/test",
+        ),
+        (
+            F5Kind::TransportServer,
+            ts("test"),
+            "resource=f5-transportserver/default/test",
+        ),
     ] {
         let want: Vec<String> = expected.iter().map(|e| format!("{e} {label}")).collect();
         assert_eq!(run(kind, &flags, &[make(fake)]), want, "{kind:?}");
@@ -365,7 +319,7 @@ fn host_aliases_publish_the_same_targets_and_ttl() {
             .ann(ga("ttl"), "300")
             .vs_address("192.168.1.100")
     };
-    let label = "ttl=300 f5-virtualserver/default/test";
+    let label = "ttl=300 resource=f5-virtualserver/default/test";
     assert_eq!(
         run(F5Kind::VirtualServer, &Flags::default(), &[make()]),
         vec![
@@ -381,8 +335,8 @@ fn host_aliases_publish_the_same_targets_and_ttl() {
     assert_eq!(
         run(F5Kind::VirtualServer, &Flags::default(), &[annotated]),
         vec![
-            "alias.example.com A 192.168.1.150 f5-virtualserver/default/test".to_string(),
-            "www.example.com A 192.168.1.150 f5-virtualserver/default/test".to_string(),
+            "alias.example.com A 192.168.1.150 resource=f5-virtualserver/default/test".to_string(),
+            "www.example.com A 192.168.1.150 resource=f5-virtualserver/default/test".to_string(),
         ]
     );
 }
@@ -393,7 +347,7 @@ fn objects_sharing_a_name_merge_their_targets() {
     let got = run(F5Kind::VirtualServer, &Flags::default(), &items);
     assert_eq!(
         got,
-        vec!["www.example.com A 192.0.2.1,192.0.2.2 f5-virtualserver/default/a"]
+        vec!["www.example.com A 192.0.2.1,192.0.2.2 resource=f5-virtualserver/default/a"]
     );
 }
 
@@ -407,11 +361,11 @@ fn each_source_reads_only_its_own_kind() {
     ];
     assert_eq!(
         run(F5Kind::VirtualServer, &Flags::default(), &items),
-        vec!["web.example.com A 192.0.2.1 f5-virtualserver/default/web"]
+        vec!["web.example.com A 192.0.2.1 resource=f5-virtualserver/default/web"]
     );
     assert_eq!(
         run(F5Kind::TransportServer, &Flags::default(), &items),
-        vec!["db.example.com A 192.0.2.2 f5-transportserver/default/db"]
+        vec!["db.example.com A 192.0.2.2 resource=f5-transportserver/default/db"]
     );
     let ts_source = source(F5Kind::TransportServer, &Flags::default());
     assert_eq!(ts_source.name(), "f5-transportserver");
@@ -421,7 +375,7 @@ fn each_source_reads_only_its_own_kind() {
 #[test]
 fn a_change_re_evaluates_only_the_changed_object() {
     let src = source(F5Kind::VirtualServer, &Flags::default());
-    let store = store(&[
+    let store = cluster(&[
         vs("a").host(Some("a.example.com")).vs_address("192.0.2.1"),
         vs("b").host(Some("b.example.com")).vs_address("192.0.2.2"),
     ]);

@@ -6,15 +6,14 @@
 //! same ingest path as the live informer), so the conversion is under test too.
 
 use std::collections::BTreeSet;
-use std::path::Path;
-use std::sync::Arc;
 
-use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
-use extdns_source::annotations::{PREFIX_ALPHA, PREFIX_GA};
-use extdns_source::pipeline::testing::render;
-use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
-use extdns_source::{FqdnTemplate, Objects, Selector, Source, SourceConfig, SourceExt};
+use extdns_source::annotations::PREFIX_ALPHA;
+use extdns_source::pipeline::testing::{
+    FakeMeta, Fixture, assert_records, evaluate_ok, ga, load, load_balancer_status, render, rendered,
+};
+use extdns_source::template::TemplateKind;
+use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
 
 use super::*;
@@ -24,10 +23,7 @@ const NS: &str = "testing";
 /// external-dns's `fakeIngress`.
 #[derive(Default, Clone)]
 struct Fake {
-    name: &'static str,
-    namespace: &'static str,
-    annotations: Vec<(String, &'static str)>,
-    labels: Vec<(&'static str, &'static str)>,
+    meta: FakeMeta,
     /// `spec.rules[].host`.
     dnsnames: Vec<&'static str>,
     /// `spec.tls[].hosts`.
@@ -37,22 +33,11 @@ struct Fake {
     class: Option<&'static str>,
 }
 
-/// An annotation under external-dns's default prefix.
-fn ga(key: &str) -> String {
-    format!("{PREFIX_GA}{key}")
-}
+extdns_source::fixture!(Fake);
 
 impl Fake {
     fn new(name: &'static str) -> Fake {
-        Fake {
-            name,
-            namespace: NS,
-            ..Fake::default()
-        }
-    }
-    fn ns(mut self, ns: &'static str) -> Self {
-        self.namespace = ns;
-        self
+        Fake::named(name, NS)
     }
     fn hosts(mut self, h: &[&'static str]) -> Self {
         self.dnsnames = h.to_vec();
@@ -70,26 +55,12 @@ impl Fake {
         self.hostnames = h.to_vec();
         self
     }
-    fn ann(mut self, key: impl Into<String>, value: &'static str) -> Self {
-        self.annotations.push((key.into(), value));
-        self
-    }
-    fn label(mut self, k: &'static str, v: &'static str) -> Self {
-        self.labels.push((k, v));
-        self
-    }
     fn class(mut self, c: &'static str) -> Self {
         self.class = Some(c);
         self
     }
 
     fn json(&self) -> Value {
-        let annotations: serde_json::Map<String, Value> =
-            self.annotations.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-        let labels: serde_json::Map<String, Value> =
-            self.labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-        let mut lb: Vec<Value> = self.ips.iter().map(|ip| json!({"ip": ip})).collect();
-        lb.extend(self.hostnames.iter().map(|h| json!({"hostname": h})));
         let mut spec = json!({
             "rules": self.dnsnames.iter().map(|h| json!({"host": h})).collect::<Vec<_>>(),
             "tls": self.tlsdnsnames.iter().map(|h| json!({"hosts": h})).collect::<Vec<_>>(),
@@ -100,81 +71,50 @@ impl Fake {
         json!({
             "apiVersion": "networking.k8s.io/v1",
             "kind": "Ingress",
-            "metadata": {"name": self.name, "namespace": self.namespace, "annotations": annotations, "labels": labels},
+            "metadata": self.meta.json(),
             "spec": spec,
-            "status": {"loadBalancer": {"ingress": lb}},
+            "status": {"loadBalancer": load_balancer_status(&self.ips, &self.hostnames)},
         })
     }
 }
 
-/// The flags a case sets.
+/// The ingress source's own flags a case sets.
 #[derive(Default)]
-struct Flags {
-    namespace: Option<&'static str>,
-    annotation_filter: &'static str,
-    label_filter: &'static str,
-    fqdn_template: Option<&'static str>,
-    combine: bool,
-    ignore_hostname_annotation: bool,
+struct Own {
     ignore_tls: bool,
     ignore_rules: bool,
     classes: Vec<&'static str>,
 }
 
+type Flags = extdns_source::pipeline::testing::Flags<Own>;
+
+/// The default flags but for the ingress source's own.
+fn own(own: Own) -> Flags {
+    Flags { source: own, ..none() }
+}
+
 fn source(f: &Flags) -> IngressSource {
-    let mut common = SourceConfig::default();
-    common.namespace = f.namespace.map(String::from);
-    common.annotation_filter = Selector::parse(f.annotation_filter).expect("annotation filter");
-    common.label_filter = Selector::parse(f.label_filter).expect("label filter");
-    common.fqdn_template = f.fqdn_template.map(|t| {
-        Arc::new(
-            FqdnTemplate::parse(&[t.to_string()])
-                .expect("template")
-                .expect("non-empty"),
-        )
-    });
-    common.combine_fqdn_annotation = f.combine;
-    common.ignore_hostname_annotation = f.ignore_hostname_annotation;
     IngressSource::new(IngressSourceConfig::new(
-        common,
-        f.classes.iter().map(|c| c.to_string()).collect(),
-        f.ignore_tls,
-        f.ignore_rules,
+        f.config(),
+        f.source.classes.iter().map(|c| c.to_string()).collect(),
+        f.source.ignore_tls,
+        f.source.ignore_rules,
     ))
 }
 
-fn store(items: &[Fake], options: LoadOptions) -> ClusterStore {
-    let mut loader = Loader::new(options);
-    for i in items {
-        loader
-            .add_str(&i.json().to_string(), Path::new("test.json"), Format::Json)
-            .expect("loads");
-    }
-    let loaded = loader.finish();
-    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    loaded.store
+/// A store holding `items`, as loaded with `options`.
+fn cluster(items: &[Fake], options: LoadOptions) -> ClusterStore {
+    load(&items.iter().map(Fake::json).collect::<Vec<_>>(), options)
 }
 
 fn run(flags: &Flags, items: &[Fake]) -> Vec<Endpoint> {
-    let src = source(flags);
-    let mut options = LoadOptions::default();
-    if let Some(t) = &src.config.common.fqdn_template {
-        options.template_fields =
-            template_fields(&[TemplateUse::new("--fqdn-template", t, &[TemplateKind::Ingress])]).expect("fields");
-    }
-    let store = store(items, options);
-    let out = futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates");
-    assert!(out.failed.is_empty(), "{:?}", out.failed);
-    out.endpoints
+    let store = cluster(items, flags.load_options(&[TemplateKind::Ingress]));
+    evaluate_ok(&source(flags), &store)
 }
 
 /// One table row: the flags, the Ingresses, and the records expected (any order).
 fn case(title: &str, flags: Flags, items: &[Fake], expected: &[&str]) {
-    let mut got: Vec<String> = run(&flags, items).iter().map(render).collect();
-    got.sort();
-    let mut want: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
-    want.sort();
-    assert_eq!(got, want, "case {title:?}");
+    assert_records(title, rendered(&run(&flags, items)), expected);
 }
 
 fn none() -> Flags {
@@ -237,10 +177,10 @@ fn endpoints_from_ingress() {
     case("no targets", none(), &one(Fake::new("a").hosts(&[""])), &[]);
     case(
         "ignore rules with one rule.host one lb.hostname",
-        Flags {
+        own(Own {
             ignore_rules: true,
-            ..none()
-        },
+            ..Own::default()
+        }),
         &one(Fake::new("a").hosts(&["test"]).lb(&["lb.com"])),
         &[],
     );
@@ -338,10 +278,10 @@ fn ingress_endpoints() {
     );
     case(
         "ignore rules",
-        Flags {
+        own(Own {
             ignore_rules: true,
-            ..none()
-        },
+            ..Own::default()
+        }),
         &two(),
         &[],
     );
@@ -642,10 +582,10 @@ fn ingress_endpoints() {
     );
     case(
         "ignore tls section",
-        Flags {
+        own(Own {
             ignore_tls: true,
-            ..none()
-        },
+            ..Own::default()
+        }),
         &[Fake::new("fake1").tls(&["example.org"]).ips(&["1.2.3.4"])],
         &[],
     );
@@ -657,10 +597,10 @@ fn ingress_endpoints() {
     );
     case(
         "ingressClassName filtering",
-        Flags {
+        own(Own {
             classes: vec!["public", "dmz"],
-            ..none()
-        },
+            ..Own::default()
+        }),
         &[
             Fake::new("none").tls(&["none.example.org"]).ips(&["1.0.0.0"]),
             Fake::new("fake-public")
@@ -771,10 +711,10 @@ fn ingress_with_configuration() {
     );
     case(
         "ingress with spec.tls with wildcard domains and tls is ignored",
-        Flags {
+        own(Own {
             ignore_tls: true,
-            ..none()
-        },
+            ..Own::default()
+        }),
         &wildcard(),
         &["abc.example.com A 1.2.3.4"],
     );
@@ -883,7 +823,7 @@ fn a_failing_template_fails_only_its_ingress() {
         fqdn_template: Some("{{.Spec.Nope}}.example.org"),
         ..none()
     });
-    let store = store(
+    let store = cluster(
         &[
             Fake::new("ok").hosts(&["ok.example.org"]).ips(&["192.0.2.1"]),
             Fake::new("bad").ips(&["192.0.2.2"]),
@@ -901,7 +841,7 @@ fn a_failing_template_fails_only_its_ingress() {
 #[test]
 fn a_change_re_evaluates_only_the_changed_ingress() {
     let src = source(&none());
-    let store = store(
+    let store = cluster(
         &[
             Fake::new("a").hosts(&["a.example.org"]).ips(&["192.0.2.1"]),
             Fake::new("b").hosts(&["b.example.org"]).ips(&["192.0.2.2"]),

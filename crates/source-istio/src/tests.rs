@@ -2,79 +2,40 @@
 //! each, then extdns's own: failing objects and incremental evaluation. Objects are written as the YAML an
 //! API server would hold and loaded through the manifest loader (the live informer's ingest path).
 
-use std::path::Path;
-use std::sync::Arc;
-
 use extdns_informer::index::Ref;
-use extdns_informer::manifests::{Format, Loader};
-use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
-use extdns_source::annotations::PREFIX_ALPHA;
-use extdns_source::pipeline::testing::{check_against_full, render};
-use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
-use extdns_source::{FqdnTemplate, Pipeline, PipelineConfig, Selector, Source, SourceConfig, SourceExt};
+use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
+use extdns_source::pipeline::testing::{Flags, alpha, check_against_full, evaluate_ok, load_yaml, rendered};
+use extdns_source::template::TemplateKind;
+use extdns_source::{Pipeline, PipelineConfig, Source, SourceExt};
 use futures::executor::block_on;
 
 use super::*;
 
-/// The flags a case sets.
-#[derive(Default)]
-struct Flags {
-    namespace: Option<&'static str>,
-    annotation_filter: &'static str,
-    label_filter: &'static str,
-    fqdn_template: Option<&'static str>,
-    combine: bool,
-    ignore_hostname_annotation: bool,
-}
-
 fn config(f: &Flags) -> IstioSourceConfig {
-    let mut common = SourceConfig::default();
-    common.namespace = f.namespace.map(String::from);
-    common.annotation_filter = Selector::parse(f.annotation_filter).expect("annotation filter");
-    common.label_filter = Selector::parse(f.label_filter).expect("label filter");
-    common.fqdn_template = f.fqdn_template.map(|t| {
-        Arc::new(
-            FqdnTemplate::parse(&[t.to_string()])
-                .expect("template")
-                .expect("non-empty"),
-        )
-    });
-    common.combine_fqdn_annotation = f.combine;
-    common.ignore_hostname_annotation = f.ignore_hostname_annotation;
-    IstioSourceConfig::new(common)
+    IstioSourceConfig::new(f.config())
 }
 
-fn store(flags: &Flags, yaml: &str) -> ClusterStore {
-    let mut options = LoadOptions::default();
-    if let Some(t) = &config(flags).common.fqdn_template {
-        let kinds = [TemplateKind::IstioGateway, TemplateKind::VirtualService];
-        options.template_fields = template_fields(&[TemplateUse::new("--fqdn-template", t, &kinds)]).expect("fields");
-    }
-    let mut loader = Loader::new(options);
-    loader
-        .add_str(yaml, Path::new("test.yaml"), Format::Yaml)
-        .expect("loads");
-    let loaded = loader.finish();
-    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    loaded.store
+/// A store holding the objects of `yaml`, keeping the fields `flags`' template reads.
+fn cluster(flags: &Flags, yaml: &str) -> ClusterStore {
+    load_yaml(
+        yaml,
+        flags.load_options(&[TemplateKind::IstioGateway, TemplateKind::VirtualService]),
+    )
 }
 
-fn rendered(source: &dyn Source, store: &ClusterStore) -> Vec<String> {
-    let out = block_on(source.evaluate_all(store)).expect("evaluates");
-    assert!(out.failed.is_empty(), "{:?}", out.failed);
-    let mut got: Vec<String> = out.endpoints.iter().map(render).collect();
-    got.sort();
-    got
+/// `source`'s records over `store`, rendered and sorted; no object may fail.
+fn records(source: &dyn Source, store: &ClusterStore) -> Vec<String> {
+    rendered(&evaluate_ok(source, store))
 }
 
 /// The records the Gateway source makes of `yaml` under `flags`.
 fn gateways(flags: Flags, yaml: &str) -> Vec<String> {
-    rendered(&IstioGatewaySource::new(config(&flags)), &store(&flags, yaml))
+    records(&IstioGatewaySource::new(config(&flags)), &cluster(&flags, yaml))
 }
 
 /// The records the VirtualService source makes of `yaml` under `flags`.
 fn virtual_services(flags: Flags, yaml: &str) -> Vec<String> {
-    rendered(&VirtualServiceSource::new(config(&flags)), &store(&flags, yaml))
+    records(&VirtualServiceSource::new(config(&flags)), &cluster(&flags, yaml))
 }
 
 fn none() -> Flags {
@@ -130,10 +91,6 @@ fn pairs(annotations: &[(&str, &str)]) -> String {
 fn quoted(items: &[&str]) -> String {
     let q: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
     q.join(", ")
-}
-
-fn ann(key: &str) -> String {
-    format!("{PREFIX_ALPHA}{key}")
 }
 
 const LB: &str = "8.8.8.8";
@@ -216,7 +173,7 @@ fn gateway_without_targets_publishes_nothing() {
 
 #[test]
 fn gateway_target_annotation_replaces_the_service_addresses() {
-    let target = ann("target");
+    let target = alpha("target");
     let yaml = ingress_gateway_service("lb", &[LB])
         + &gateway("default", "gw", &["foo.bar.com"], &[(&target, "gateway-target.com")]);
     assert_eq!(gateways(none(), &yaml), ["foo.bar.com CNAME gateway-target.com"]);
@@ -270,7 +227,7 @@ fn gateway_ingress_annotation_is_read_at_external_dns_default_prefix_whatever_th
     for prefix in ["external-dns.kubernetes.io/", "custom.example.org/"] {
         let mut config = config(&none());
         config.common.annotations = extdns_source::Annotations::with_prefix(prefix).expect("prefix");
-        let got = rendered(&IstioGatewaySource::new(config), &store(&none(), &yaml));
+        let got = records(&IstioGatewaySource::new(config), &cluster(&none(), &yaml));
         assert_eq!(
             got,
             ["both.bar.com CNAME ga.example.com", "legacy.bar.com A 8.8.8.8"],
@@ -281,7 +238,7 @@ fn gateway_ingress_annotation_is_read_at_external_dns_default_prefix_whatever_th
 
 #[test]
 fn gateway_target_annotation_wins_over_the_ingress_annotation() {
-    let (key, target) = ("external-dns.alpha.kubernetes.io/ingress", ann("target"));
+    let (key, target) = ("external-dns.alpha.kubernetes.io/ingress", alpha("target"));
     let yaml = ingress("default", "ingress1", "ingress.example.com")
         + &gateway(
             "default",
@@ -300,7 +257,8 @@ fn gateway_whose_ingress_is_not_found_fails_and_others_still_publish() {
         + &gateway("default", "bad-ref", &["b.bar.com"], &[(key, "a/b/c")])
         + &gateway("default", "fine", &["c.bar.com"], &[]);
     let flags = none();
-    let out = block_on(IstioGatewaySource::new(config(&flags)).evaluate_all(&store(&flags, &yaml))).expect("evaluates");
+    let out =
+        block_on(IstioGatewaySource::new(config(&flags)).evaluate_all(&cluster(&flags, &yaml))).expect("evaluates");
     let names: Vec<&str> = out.endpoints.iter().map(|e| e.dns_name.as_str()).collect();
     assert_eq!(names, ["c.bar.com"]);
     let failed: Vec<String> = out.failed.iter().map(|(k, _)| k.name.clone()).collect();
@@ -313,7 +271,7 @@ fn gateway_whose_ingress_is_not_found_fails_and_others_still_publish() {
 
 #[test]
 fn gateway_hostname_annotation_adds_names_unless_ignored() {
-    let hostname = ann("hostname");
+    let hostname = alpha("hostname");
     let yaml = ingress_gateway_service("lb", &[LB])
         + &gateway(
             "default",
@@ -338,7 +296,7 @@ fn gateway_hostname_annotation_adds_names_unless_ignored() {
 
 #[test]
 fn gateway_ttl_set_identifier_and_provider_specific_annotations_apply() {
-    let (ttl, set, ps) = (ann("ttl"), ann("set-identifier"), ann("aws-weight"));
+    let (ttl, set, ps) = (alpha("ttl"), alpha("set-identifier"), alpha("aws-weight"));
     let yaml = ingress_gateway_service("lb", &[LB])
         + &gateway(
             "default",
@@ -394,7 +352,7 @@ fn gateway_template_reads_the_servers_hosts() {
 
 #[test]
 fn gateway_filters_annotation_label_controller_and_namespace_apply() {
-    let controller = ann("controller");
+    let controller = alpha("controller");
     let yaml = ingress_gateway_service("lb", &[LB])
         + &gateway("default", "plain", &["plain.com"], &[])
         + &gateway(
@@ -443,13 +401,14 @@ fn gateway_filters_annotation_label_controller_and_namespace_apply() {
 fn gateway_records_name_the_gateway_as_external_dns_labels_them() {
     let yaml = ingress_gateway_service("lb", &[LB]) + &gateway("default", "gw", &["foo.bar.com"], &[]);
     let flags = none();
-    let out = block_on(IstioGatewaySource::new(config(&flags)).evaluate_all(&store(&flags, &yaml))).expect("evaluates");
+    let out =
+        block_on(IstioGatewaySource::new(config(&flags)).evaluate_all(&cluster(&flags, &yaml))).expect("evaluates");
     assert_eq!(out.endpoints[0].resource().as_deref(), Some("gateway/default/gw"));
 }
 
 #[test]
 fn gateway_records_of_several_gateways_merge_by_name() {
-    let target = ann("target");
+    let target = alpha("target");
     let yaml = gateway("a", "gw", &["foo.bar.com"], &[(&target, "1.1.1.1")])
         + &gateway("b", "gw", &["foo.bar.com"], &[(&target, "2.2.2.2")]);
     assert_eq!(gateways(none(), &yaml), ["foo.bar.com A 1.1.1.1,2.2.2.2"]);
@@ -571,7 +530,7 @@ fn virtual_service_without_gateways_publishes_nothing() {
 
 #[test]
 fn virtual_service_with_two_gateways_takes_both_targets_once() {
-    let target = ann("target");
+    let target = alpha("target");
     let yaml = gateway("istio-system", "gw1", &["*"], &[(&target, "1.1.1.1")])
         + &gateway("istio-system", "gw2", &["*"], &[(&target, "1.1.1.1,2.2.2.2")])
         + &virtual_service(
@@ -586,7 +545,7 @@ fn virtual_service_with_two_gateways_takes_both_targets_once() {
 
 #[test]
 fn virtual_service_target_annotation_replaces_the_gateways_targets() {
-    let target = ann("target");
+    let target = alpha("target");
     let yaml = ingress_gateway_service("lb", &[LB])
         + &gateway("istio-system", "gw", &["other.com"], &[])
         + &virtual_service(
@@ -614,7 +573,7 @@ fn virtual_service_gateway_ingress_annotation_gives_the_targets() {
 
 #[test]
 fn virtual_service_hostname_annotation_is_restricted_by_the_gateway_hosts() {
-    let hostname = ann("hostname");
+    let hostname = alpha("hostname");
     let yaml = ingress_gateway_service("lb", &[LB])
         + &gateway("istio-system", "gw", &["*.bar.com"], &[])
         + &virtual_service(
@@ -637,7 +596,7 @@ fn virtual_service_hostname_annotation_is_restricted_by_the_gateway_hosts() {
 
 #[test]
 fn virtual_service_ttl_and_provider_specific_annotations_apply() {
-    let (ttl, ps) = (ann("ttl"), ann("cloudflare-proxied"));
+    let (ttl, ps) = (alpha("ttl"), alpha("cloudflare-proxied"));
     let yaml = ingress_gateway_service("lb", &[LB])
         + &gateway("istio-system", "gw", &["*"], &[])
         + &virtual_service(
@@ -655,7 +614,7 @@ fn virtual_service_ttl_and_provider_specific_annotations_apply() {
 
 #[test]
 fn virtual_service_template_names_point_at_the_gateways_even_with_a_target_annotation() {
-    let target = ann("target");
+    let target = alpha("target");
     let yaml = ingress_gateway_service("lb", &[LB])
         + &gateway("istio-system", "gw", &["*.ext-dns.test.com"], &[])
         + &virtual_service("apps", "vs", &[], &["istio-system/gw"], &[(&target, "vs-target.com")])
@@ -678,7 +637,7 @@ fn virtual_service_with_an_invalid_gateway_reference_fails_alone() {
         + &virtual_service("apps", "good", &["good.bar.com"], &["istio-system/gw"], &[]);
     let flags = none();
     let out =
-        block_on(VirtualServiceSource::new(config(&flags)).evaluate_all(&store(&flags, &yaml))).expect("evaluates");
+        block_on(VirtualServiceSource::new(config(&flags)).evaluate_all(&cluster(&flags, &yaml))).expect("evaluates");
     let names: Vec<&str> = out.endpoints.iter().map(|e| e.dns_name.as_str()).collect();
     assert_eq!(names, ["good.bar.com"]);
     assert!(
@@ -717,7 +676,7 @@ fn virtual_service_filters_and_namespace_scope_apply() {
 
 /// Both sources, through the pipeline's incremental path, against full evaluations.
 fn check(before: &str, after: &str, changes: &ChangeSet, context: &str) {
-    let (b, a) = (store(&none(), before), store(&none(), after));
+    let (b, a) = (cluster(&none(), before), cluster(&none(), after));
     let p = Pipeline::new(
         vec![
             Box::new(IstioGatewaySource::new(config(&none()))),
@@ -751,7 +710,7 @@ fn a_service_leaving_a_gateway_selector_re_evaluates_the_gateway_and_its_virtual
     let changes = service_change("lb", &[("istio", "ingressgateway"), ("app", "lb"), ("app", "other")]);
     check(&before, &after, &changes, "selector changed away");
     check(&after, &before, &changes, "selector changed back");
-    let store = store(&none(), &after);
+    let store = cluster(&none(), &after);
     let affected = VirtualServiceSource::new(config(&none())).affected(&store, &changes);
     assert_eq!(
         affected.map(|a| a.into_iter().map(|k| k.name).collect::<Vec<_>>()),
@@ -764,7 +723,7 @@ fn a_service_change_affects_only_the_gateways_selecting_it() {
     let other = "apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: egress, namespace: istio-system}\n\
                  spec: {selector: {istio: egressgateway}, servers: [{hosts: [out.com]}]}\n---\n";
     let yaml = ingress_gateway_service("lb", &[LB]) + &gateway("istio-system", "gw", &["foo.bar.com"], &[]) + other;
-    let store = store(&none(), &yaml);
+    let store = cluster(&none(), &yaml);
     let changes = service_change("lb", &[("istio", "ingressgateway"), ("app", "lb")]);
     let affected = IstioGatewaySource::new(config(&none())).affected(&store, &changes);
     assert_eq!(

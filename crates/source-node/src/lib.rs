@@ -44,7 +44,7 @@ use extdns_endpoint::{Endpoint, InvalidEndpoint, Target, Ttl, merge_endpoints, v
 use extdns_informer::view::Node;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::TemplateError;
-use extdns_source::template::{FqdnTemplate, TargetPair, combine_step, target_pairs};
+use extdns_source::template::{FqdnTemplate, combine_step, target_endpoints};
 use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 /// The `--source` name.
@@ -229,33 +229,24 @@ fn valid_name(name: &str) -> Result<&str, NodeError> {
     Ok(name)
 }
 
-/// `--fqdn-target-template` on one Node: a record per `host:target` pair, without TTL or `resource` label
-/// (as external-dns writes them; the Node is still theirs for Events), pairs of one host merged.
+/// `--fqdn-target-template` on one Node ([`target_endpoints`]): its records name no `resource` (as
+/// external-dns writes them; the Node is still theirs for Events).
 fn target_template_endpoints(
     node: &Node,
     object: &Arc<ObjectKey>,
     template: &FqdnTemplate,
     common: &SourceConfig,
 ) -> Result<Vec<Endpoint>, NodeError> {
-    let raw = template
-        .execute_raw(node, SOURCE_NAME, &common.annotations)
+    let endpoints = target_endpoints(template, node, object, SOURCE_NAME, &common.annotations)
         .map_err(NodeError::TargetTemplate)?;
-    let mut out = Vec::new();
-    for pair in target_pairs(&raw) {
-        match pair {
-            TargetPair::Pair { host, target } => {
-                let target = Target::from(target);
-                let mut endpoint = Endpoint::new(valid_name(host)?, target.suitable_type(), [target])
-                    .with_ref_object(Arc::clone(object));
-                endpoint.ref_objects.reference_only();
-                out.push(endpoint);
-            }
-            TargetPair::NotAPair(item) | TargetPair::Incomplete(item) => {
-                tracing::debug!(%object, value = item, "FQDN target template: skipping item, not host:target");
-            }
-        }
-    }
-    Ok(merge_endpoints(out))
+    Ok(endpoints
+        .into_iter()
+        .map(|e| {
+            let mut e = e.with_ref_object(Arc::clone(object));
+            e.ref_objects.reference_only();
+            e
+        })
+        .collect())
 }
 
 #[async_trait]

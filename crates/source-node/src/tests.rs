@@ -9,8 +9,9 @@ use std::path::Path;
 
 use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
-use extdns_source::annotations::PREFIX_GA;
-use extdns_source::pipeline::testing::{check_against_full, common_config, kept_fields, template};
+use extdns_source::pipeline::testing::{
+    FakeMeta, Fixture, check_against_full, evaluate_ok, ga, kept_fields, load, rendered_labelled,
+};
 use extdns_source::template::TemplateKind;
 use extdns_source::{Objects, Pipeline, PipelineConfig, Source, SourceExt, SourceOutput};
 use serde_json::{Value, json};
@@ -20,23 +21,16 @@ use super::*;
 /// One Node as the API server holds it.
 #[derive(Clone, Default)]
 struct Fake {
-    name: &'static str,
+    meta: FakeMeta,
     addresses: Vec<(&'static str, &'static str)>,
-    labels: Vec<(&'static str, &'static str)>,
-    annotations: Vec<(String, &'static str)>,
     unschedulable: bool,
 }
 
-fn ga(key: &str) -> String {
-    format!("{PREFIX_GA}{key}")
-}
+extdns_source::fixture!(Fake);
 
 impl Fake {
     fn new(name: &'static str) -> Fake {
-        Fake {
-            name,
-            ..Fake::default()
-        }
+        Fake::named(name, "")
     }
     fn external(mut self, a: &'static str) -> Self {
         self.addresses.push(("ExternalIP", a));
@@ -46,23 +40,11 @@ impl Fake {
         self.addresses.push(("InternalIP", a));
         self
     }
-    fn label(mut self, k: &'static str, v: &'static str) -> Self {
-        self.labels.push((k, v));
-        self
-    }
-    fn ann(mut self, k: impl Into<String>, v: &'static str) -> Self {
-        self.annotations.push((k.into(), v));
-        self
-    }
     fn cordoned(mut self) -> Self {
         self.unschedulable = true;
         self
     }
     fn json(&self) -> Value {
-        let labels: serde_json::Map<String, Value> =
-            self.labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-        let annotations: serde_json::Map<String, Value> =
-            self.annotations.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         let addresses: Vec<Value> = self
             .addresses
             .iter()
@@ -71,87 +53,57 @@ impl Fake {
         json!({
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": self.name, "labels": labels, "annotations": annotations},
-            "spec": {"unschedulable": self.unschedulable, "providerID": format!("fake://{}", self.name)},
+            "metadata": self.meta.json(),
+            "spec": {"unschedulable": self.unschedulable, "providerID": format!("fake://{}", self.meta.name)},
             "status": {"addresses": addresses},
         })
     }
 }
 
 /// The flags a case sets.
+/// The node source's own flags a case sets.
 #[derive(Default)]
-struct Flags {
-    fqdn_template: Option<&'static str>,
-    fqdn_target_template: Option<&'static str>,
-    combine: bool,
-    annotation_filter: &'static str,
-    label_filter: &'static str,
-    namespace: Option<&'static str>,
+struct Own {
     include_unschedulable: bool,
     expose_internal_ipv6: bool,
 }
 
+type Flags = extdns_source::pipeline::testing::Flags<Own>;
+
+/// The default flags but for the node source's own.
+fn own(own: Own) -> Flags {
+    Flags { source: own, ..none() }
+}
+
 fn source(f: &Flags) -> NodeSource {
-    let common = common_config(
-        f.namespace,
-        f.annotation_filter,
-        f.label_filter,
-        f.fqdn_template,
-        f.combine,
-    );
-    let mut config = NodeSourceConfig::new(common);
-    config.fqdn_target_template = f.fqdn_target_template.map(template);
-    config.exclude_unschedulable = !f.include_unschedulable;
-    config.expose_internal_ipv6 = f.expose_internal_ipv6;
+    let mut config = NodeSourceConfig::new(f.config());
+    config.fqdn_target_template = f.target_template();
+    config.exclude_unschedulable = !f.source.include_unschedulable;
+    config.expose_internal_ipv6 = f.source.expose_internal_ipv6;
     NodeSource::new(config)
 }
 
-fn store(src: &NodeSource, nodes: &[Fake]) -> ClusterStore {
+/// A store holding `nodes`, keeping the fields `src`'s templates read.
+fn cluster(src: &NodeSource, nodes: &[Fake]) -> ClusterStore {
     let mut options = LoadOptions::default();
     options.template_fields = kept_fields(
         TemplateKind::Node,
         src.config.common.fqdn_template.as_deref(),
         src.config.fqdn_target_template.as_deref(),
     );
-    let mut loader = Loader::new(options);
-    for n in nodes {
-        loader
-            .add_str(&n.json().to_string(), Path::new("nodes.json"), Format::Json)
-            .expect("loads");
-    }
-    let loaded = loader.finish();
-    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    loaded.store
+    load(&nodes.iter().map(Fake::json).collect::<Vec<_>>(), options)
 }
 
 fn evaluate(flags: &Flags, nodes: &[Fake]) -> SourceOutput {
     let src = source(flags);
-    let store = store(&src, nodes);
+    let store = cluster(&src, nodes);
     futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates")
 }
 
-/// `name TYPE targets` (sorted), then ` ttl=N` when configured and ` resource=...` when the record names
-/// its Node.
-fn render(e: &Endpoint) -> String {
-    let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-    targets.sort_unstable();
-    let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
-    if e.record_ttl.is_configured() {
-        s.push_str(&format!(" ttl={}", e.record_ttl.0));
-    }
-    if let Some(r) = e.resource() {
-        s.push_str(&format!(" resource={r}"));
-    }
-    s
-}
-
-/// The records `flags` make of `nodes`, rendered and sorted; no Node may fail.
+/// The records `flags` make of `nodes`, rendered with their `resource` label and sorted; no Node may fail.
 fn records(flags: Flags, nodes: &[Fake]) -> Vec<String> {
-    let out = evaluate(&flags, nodes);
-    assert!(out.failed.is_empty(), "{:?}", out.failed);
-    let mut got: Vec<String> = out.endpoints.iter().map(render).collect();
-    got.sort();
-    got
+    let src = source(&flags);
+    rendered_labelled(&evaluate_ok(&src, &cluster(&src, nodes)))
 }
 
 fn none() -> Flags {
@@ -186,10 +138,10 @@ fn external_addresses_win_and_internal_ipv6_joins_only_when_exposed() {
             "node1 AAAA 2001:db8::8 resource=node/node1"
         ]
     );
-    let exposed = Flags {
+    let exposed = own(Own {
         expose_internal_ipv6: true,
-        ..none()
-    };
+        ..Own::default()
+    });
     assert_eq!(
         records(exposed, &[node()]),
         [
@@ -248,10 +200,10 @@ fn unschedulable_nodes_are_excluded_unless_asked_for() {
         Fake::new("node2").external("1.2.3.5"),
     ];
     assert_eq!(records(none(), &nodes), ["node2 A 1.2.3.5 resource=node/node2"]);
-    let included = Flags {
+    let included = own(Own {
         include_unschedulable: true,
-        ..none()
-    };
+        ..Own::default()
+    });
     assert_eq!(
         records(included, &nodes),
         [
@@ -458,11 +410,11 @@ fn a_failing_template_fails_its_node_alone() {
 #[test]
 fn a_change_re_evaluates_only_the_changed_node() {
     let src = source(&none());
-    let before = store(
+    let before = cluster(
         &src,
         &[Fake::new("a").external("1.2.3.4"), Fake::new("b").external("1.2.3.5")],
     );
-    let after = store(
+    let after = cluster(
         &src,
         &[Fake::new("a").external("1.2.3.9"), Fake::new("b").external("1.2.3.5")],
     );

@@ -54,8 +54,8 @@ pub const SOURCE_NAME: &str = "openshift-route";
 /// How the source reads Routes from the store.
 const ROUTES: OwnKind<OpenShiftRoute> = OwnKind {
     kind: ResourceKind::OpenShiftRoute,
-    all: ClusterStore::openshift_routes,
-    one: ClusterStore::openshift_route,
+    all: ClusterStore::all,
+    one: ClusterStore::get,
     meta: |r| &r.meta,
 };
 

@@ -7,7 +7,9 @@
 use std::collections::BTreeSet;
 
 use extdns_informer::{ChangeSet, ObjectKey, ResourceKind};
-use extdns_source::own_hosts::testing::{Flags, ga, metadata, rendered, store};
+use extdns_source::pipeline::testing::{
+    FakeMeta, Fixture, Flags, assert_records, evaluate_ok, ga, rendered_labelled, store,
+};
 use extdns_source::template::TemplateKind;
 use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
@@ -21,25 +23,16 @@ type Router = (&'static str, &'static str, &'static str, bool);
 
 #[derive(Default, Clone)]
 struct Fake {
-    name: &'static str,
-    namespace: &'static str,
-    annotations: Vec<(String, &'static str)>,
-    labels: Vec<(&'static str, &'static str)>,
+    meta: FakeMeta,
     spec_host: Option<&'static str>,
     routers: Vec<Router>,
 }
 
+extdns_source::fixture!(Fake);
+
 impl Fake {
     fn new(name: &'static str) -> Fake {
-        Fake {
-            name,
-            namespace: NS,
-            ..Fake::default()
-        }
-    }
-    fn ns(mut self, ns: &'static str) -> Self {
-        self.namespace = ns;
-        self
+        Fake::named(name, NS)
     }
     fn spec_host(mut self, h: &'static str) -> Self {
         self.spec_host = Some(h);
@@ -47,14 +40,6 @@ impl Fake {
     }
     fn router(mut self, r: Router) -> Self {
         self.routers.push(r);
-        self
-    }
-    fn ann(mut self, key: impl Into<String>, value: &'static str) -> Self {
-        self.annotations.push((key.into(), value));
-        self
-    }
-    fn label(mut self, k: &'static str, v: &'static str) -> Self {
-        self.labels.push((k, v));
         self
     }
 
@@ -80,7 +65,7 @@ impl Fake {
         json!({
             "apiVersion": "route.openshift.io/v1",
             "kind": "Route",
-            "metadata": metadata(self.name, self.namespace, &self.annotations, &self.labels),
+            "metadata": self.meta.json(),
             "spec": spec,
             "status": {"ingress": ingress},
         })
@@ -106,11 +91,7 @@ fn source_and_store(flags: &Flags, router: Option<&str>, items: &[Fake]) -> (Rou
 
 fn case_with(flags: Flags, router: Option<&str>, items: &[Fake], expected: &[&str]) {
     let (src, store) = source_and_store(&flags, router, items);
-    let out = futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates");
-    assert!(out.failed.is_empty(), "{:?}", out.failed);
-    let mut want: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
-    want.sort();
-    assert_eq!(rendered(&out.endpoints), want);
+    assert_records("records", rendered_labelled(&evaluate_ok(&src, &store)), expected);
 }
 
 fn case(items: &[Fake], expected: &[&str]) {

@@ -56,7 +56,7 @@ use extdns_endpoint::{Endpoint, InvalidEndpoint, Target, merge_endpoints};
 use extdns_informer::view::Pod;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind, Unavailable};
 use extdns_source::TemplateError;
-use extdns_source::template::{FqdnTemplate, TargetPair, combine_step, target_pairs};
+use extdns_source::template::{FqdnTemplate, combine_step, target_endpoints};
 use extdns_source::{Evaluation, Failures, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 use crate::records::Records;
@@ -141,7 +141,8 @@ impl PodSource {
         let mut endpoints = annotations::endpoints(&self.config, cluster, pod, object)?;
         if let Some(template) = &self.config.fqdn_target_template {
             combine_step(&mut endpoints, combine, || {
-                target_template_endpoints(pod, object, template, common)
+                target_endpoints(template, pod, object, SOURCE_NAME, &common.annotations)
+                    .map_err(PodError::TargetTemplate)
             })?;
         }
         if let Some(template) = &common.fqdn_template {
@@ -213,29 +214,6 @@ fn template_endpoints(
     for name in names {
         for ip in pod.pod_ips.iter().filter(|ip| !ip.is_empty()) {
             records.add(name, Target::from(&**ip))?;
-        }
-    }
-    Ok(records.into_endpoints())
-}
-
-/// `--fqdn-target-template` on one Pod: a record per `host:target` pair, without TTL, pairs of one host
-/// merged.
-fn target_template_endpoints(
-    pod: &Pod,
-    object: &ObjectKey,
-    template: &FqdnTemplate,
-    common: &SourceConfig,
-) -> Result<Vec<Endpoint>, PodError> {
-    let raw = template
-        .execute_raw(pod, SOURCE_NAME, &common.annotations)
-        .map_err(PodError::TargetTemplate)?;
-    let mut records = Records::new(Default::default());
-    for pair in target_pairs(&raw) {
-        match pair {
-            TargetPair::Pair { host, target } => records.add(host, Target::from(target))?,
-            TargetPair::NotAPair(item) | TargetPair::Incomplete(item) => {
-                tracing::debug!(%object, value = item, "FQDN target template: skipping item, not host:target");
-            }
         }
     }
     Ok(records.into_endpoints())

@@ -5,12 +5,12 @@
 //! (the same ingest path as the live informer: Pods keep only the annotations under the read prefixes).
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, PodAnnotationPrefixes, ResourceKind};
 use extdns_source::annotations::{PREFIX_ALPHA, PREFIX_GA, kops};
-use extdns_source::pipeline::testing::{check_against_full, common_config, kept_fields, template};
+use extdns_source::pipeline::testing::{
+    FakeMeta, Fixture, alpha, check_against_full, evaluate_ok, ga, kept_fields, load, rendered,
+};
 use extdns_source::template::TemplateKind;
 use extdns_source::{Objects, Pipeline, PipelineConfig, Source, SourceExt, SourceOutput};
 use serde_json::{Value, json};
@@ -22,37 +22,22 @@ const NS: &str = "kube-system";
 /// One Pod as the API server holds it.
 #[derive(Clone, Default)]
 struct Fake {
-    name: &'static str,
-    namespace: &'static str,
+    meta: FakeMeta,
     ips: Vec<&'static str>,
     node: Option<&'static str>,
     host_network: bool,
-    labels: Vec<(&'static str, &'static str)>,
-    annotations: Vec<(String, &'static str)>,
 }
 
-fn ga(key: &str) -> String {
-    format!("{PREFIX_GA}{key}")
-}
-
-fn alpha(key: &str) -> String {
-    format!("{PREFIX_ALPHA}{key}")
-}
+extdns_source::fixture!(Fake);
 
 impl Fake {
     fn new(name: &'static str, ip: &'static str) -> Fake {
         Fake {
-            name,
-            namespace: NS,
+            meta: FakeMeta::new(name, NS),
             ips: vec![ip],
             node: Some("my-node1"),
             host_network: true,
-            ..Fake::default()
         }
-    }
-    fn ns(mut self, ns: &'static str) -> Self {
-        self.namespace = ns;
-        self
     }
     fn ips(mut self, ips: &[&'static str]) -> Self {
         self.ips = ips.to_vec();
@@ -66,19 +51,7 @@ impl Fake {
         self.node = Some(node);
         self
     }
-    fn label(mut self, k: &'static str, v: &'static str) -> Self {
-        self.labels.push((k, v));
-        self
-    }
-    fn ann(mut self, k: impl Into<String>, v: &'static str) -> Self {
-        self.annotations.push((k.into(), v));
-        self
-    }
     fn json(&self) -> Value {
-        let labels: serde_json::Map<String, Value> =
-            self.labels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-        let annotations: serde_json::Map<String, Value> =
-            self.annotations.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         let mut status =
             json!({"phase": "Running", "podIPs": self.ips.iter().map(|ip| json!({"ip": ip})).collect::<Vec<_>>()});
         if let Some(first) = self.ips.first() {
@@ -87,7 +60,7 @@ impl Fake {
         json!({
             "apiVersion": "v1",
             "kind": "Pod",
-            "metadata": {"name": self.name, "namespace": self.namespace, "labels": labels, "annotations": annotations},
+            "metadata": self.meta.json(),
             "spec": {"hostNetwork": self.host_network, "nodeName": self.node, "serviceAccountName": "agent"},
             "status": status,
         })
@@ -121,36 +94,32 @@ fn nodes() -> Vec<Value> {
 }
 
 /// The flags a case sets.
+/// The pod source's own flags a case sets.
 #[derive(Default)]
-struct Flags {
-    namespace: Option<&'static str>,
-    annotation_filter: &'static str,
-    label_filter: &'static str,
-    fqdn_template: Option<&'static str>,
-    fqdn_target_template: Option<&'static str>,
-    combine: bool,
+struct Own {
     ignore_non_host_network: bool,
     domain: Option<&'static str>,
     kops: bool,
 }
 
+type Flags = extdns_source::pipeline::testing::Flags<Own>;
+
+/// The default flags but for the pod source's own.
+fn own(own: Own) -> Flags {
+    Flags { source: own, ..none() }
+}
+
 fn source(f: &Flags) -> PodSource {
-    let common = common_config(
-        f.namespace,
-        f.annotation_filter,
-        f.label_filter,
-        f.fqdn_template,
-        f.combine,
-    );
-    let mut config = PodSourceConfig::new(common);
-    config.fqdn_target_template = f.fqdn_target_template.map(template);
-    config.ignore_non_host_network_pods = f.ignore_non_host_network;
-    config.pod_source_domain = f.domain.map(String::from);
-    config.kops_dns_controller = f.kops;
+    let mut config = PodSourceConfig::new(f.config());
+    config.fqdn_target_template = f.target_template();
+    config.ignore_non_host_network_pods = f.source.ignore_non_host_network;
+    config.pod_source_domain = f.source.domain.map(String::from);
+    config.kops_dns_controller = f.source.kops;
     PodSource::new(config)
 }
 
-fn store(src: &PodSource, pods: &[Fake], nodes: &[Value]) -> ClusterStore {
+/// A store holding `pods` and `nodes`, keeping what the binary keeps for `src`.
+fn cluster(src: &PodSource, pods: &[Fake], nodes: &[Value]) -> ClusterStore {
     let mut options = LoadOptions::default();
     options.template_fields = kept_fields(
         TemplateKind::Pod,
@@ -166,46 +135,20 @@ fn store(src: &PodSource, pods: &[Fake], nodes: &[Value]) -> ClusterStore {
     ];
     keep.extend(src.config.common.annotation_filter.keys().map(String::from));
     options.pod_annotation_prefixes = PodAnnotationPrefixes::new(keep);
-    let mut loader = Loader::new(options);
-    for p in pods {
-        loader
-            .add_str(&p.json().to_string(), Path::new("pods.json"), Format::Json)
-            .expect("loads");
-    }
-    for n in nodes {
-        loader
-            .add_str(&n.to_string(), Path::new("nodes.json"), Format::Json)
-            .expect("loads");
-    }
-    let loaded = loader.finish();
-    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    loaded.store
+    let objects: Vec<Value> = pods.iter().map(Fake::json).chain(nodes.iter().cloned()).collect();
+    load(&objects, options)
 }
 
 fn evaluate(flags: &Flags, pods: &[Fake]) -> SourceOutput {
     let src = source(flags);
-    let store = store(&src, pods, &nodes());
+    let store = cluster(&src, pods, &nodes());
     futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates")
-}
-
-/// `name TYPE targets` (sorted), then ` ttl=N` when configured.
-fn render(e: &Endpoint) -> String {
-    let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-    targets.sort_unstable();
-    let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
-    if e.record_ttl.is_configured() {
-        s.push_str(&format!(" ttl={}", e.record_ttl.0));
-    }
-    s
 }
 
 /// The records `flags` make of `pods`, rendered and sorted; no Pod may fail.
 fn records(flags: Flags, pods: &[Fake]) -> Vec<String> {
-    let out = evaluate(&flags, pods);
-    assert!(out.failed.is_empty(), "{:?}", out.failed);
-    let mut got: Vec<String> = out.endpoints.iter().map(render).collect();
-    got.sort();
-    got
+    let src = source(&flags);
+    rendered(&evaluate_ok(&src, &cluster(&src, pods, &nodes())))
 }
 
 fn none() -> Flags {
@@ -289,18 +232,20 @@ fn non_host_network_pods_publish_unless_ignored() {
             .ann(ga("internal-hostname"), "internal.foo.example.org")
     };
     assert_eq!(records(none(), &[pod()]), ["internal.foo.example.org A 100.0.1.1"]);
-    let ignoring = Flags {
+    let ignoring = own(Own {
         ignore_non_host_network: true,
-        ..none()
-    };
+        ..Own::default()
+    });
     assert!(records(ignoring, &[pod()]).is_empty());
 }
 
 #[test]
 fn the_pod_source_domain_publishes_each_pod_by_name() {
-    let flags = || Flags {
-        domain: Some("example.org"),
-        ..none()
+    let flags = || {
+        own(Own {
+            domain: Some("example.org"),
+            ..Own::default()
+        })
     };
     assert_eq!(
         records(
@@ -322,7 +267,10 @@ fn kops_annotations_count_only_in_kops_compatibility() {
             .ann(ga("target"), "208.1.2.1")
     };
     assert!(records(none(), &[pod()]).is_empty(), "a target alone names nothing");
-    let kops = Flags { kops: true, ..none() };
+    let kops = own(Own {
+        kops: true,
+        ..Own::default()
+    });
     assert_eq!(
         records(kops, &[pod()]),
         [
@@ -413,7 +361,10 @@ fn the_fqdn_template_runs_only_when_the_annotations_gave_nothing_unless_combined
     let combined = Flags {
         fqdn_template: Some("{{ .Name }}.tmpl.example.com"),
         combine: true,
-        domain: Some("example.org"),
+        source: Own {
+            domain: Some("example.org"),
+            ..Own::default()
+        },
         ..none()
     };
     assert_eq!(
@@ -521,9 +472,9 @@ fn a_changed_pod_or_node_re_evaluates_the_pods_it_touches() {
             .on("my-node2")
             .ann(ga("internal-hostname"), "b.example.org"),
     ];
-    let before = store(&src, &pods, &nodes());
+    let before = cluster(&src, &pods, &nodes());
     let moved = [node("my-node1", &[("ExternalIP", "54.10.11.2")]), nodes()[1].clone()];
-    let after = store(&src, &pods, &moved);
+    let after = cluster(&src, &pods, &moved);
     let a = ObjectKey::new(ResourceKind::Pod, NS, "a");
     let b = ObjectKey::new(ResourceKind::Pod, NS, "b");
     let node1 = ObjectKey::new(ResourceKind::Node, "", "my-node1");
@@ -566,7 +517,7 @@ fn without_access_to_nodes_needed_by_a_pod_the_source_fails_and_nothing_is_plann
         Fake::new("needs-node", "10.0.1.1").ann(ga("hostname"), "a.example.org"),
         Fake::new("own-ip", "10.0.1.2").ann(ga("internal-hostname"), "b.example.org"),
     ];
-    let store = store(&src, &pods, &[]);
+    let store = cluster(&src, &pods, &[]);
     store.set_unavailable(
         ResourceKind::Node,
         Some(extdns_informer::Unavailable {

@@ -357,7 +357,7 @@ mod tests {
             service_type_filter: vec!["ExternalName".into()],
             ..Default::default()
         };
-        assert_eq!(show(&run(cfg, &c)), lines(&["db.example.com CNAME x.rds"]));
+        assert_eq!(show(&run(cfg, &c)), owned(&["db.example.com CNAME x.rds"]));
         let cfg = ServiceSourceConfig {
             service_type_filter: vec!["ExternalName".into(), "LoadBalancer".into()],
             ..Default::default()
@@ -375,10 +375,10 @@ mod tests {
         ]);
         let label_filter = Selector::parse("dns=public")?;
         let by_label = run(sharing(|c| c.label_filter = label_filter), &c);
-        assert_eq!(show(&by_label), lines(&["a.example.com A 1.2.3.4"]));
+        assert_eq!(show(&by_label), owned(&["a.example.com A 1.2.3.4"]));
         let annotation_filter = Selector::parse("team in (blue)")?;
         let by_annotation = run(sharing(|c| c.annotation_filter = annotation_filter), &c);
-        assert_eq!(show(&by_annotation), lines(&["c.example.com A 1.2.3.4"]));
+        assert_eq!(show(&by_annotation), owned(&["c.example.com A 1.2.3.4"]));
         Ok(())
     }
 
@@ -389,7 +389,7 @@ mod tests {
             lb("b", "web", "b.example.com").build(),
         ]);
         let cfg = sharing(|c| c.namespace = Some("b".into()));
-        assert_eq!(show(&run(cfg, &c)), lines(&["b.example.com A 1.2.3.4"]));
+        assert_eq!(show(&run(cfg, &c)), owned(&["b.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -405,7 +405,7 @@ mod tests {
         ]);
         assert_eq!(
             show(&run(ServiceSourceConfig::default(), &c)),
-            lines(&["b.example.com A 1.2.3.4"])
+            owned(&["b.example.com A 1.2.3.4"])
         );
     }
 
@@ -420,7 +420,7 @@ mod tests {
         ]);
         let annotations = Annotations::with_prefix(PREFIX_GA)?;
         let cfg = sharing(|c| c.annotations = annotations);
-        assert_eq!(show(&run(cfg, &c)), lines(&["b.example.com A 1.2.3.4"]));
+        assert_eq!(show(&run(cfg, &c)), owned(&["b.example.com A 1.2.3.4"]));
         Ok(())
     }
 }

@@ -80,7 +80,8 @@ pub fn show(eps: &[Endpoint]) -> Vec<String> {
     out
 }
 
-pub fn lines(v: &[&str]) -> Vec<String> {
+/// The lines, owned, to compare with [`show`]'s.
+pub fn owned(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 

@@ -49,7 +49,8 @@ use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, merge_endpoints};
 use extdns_informer::view::{TraefikKind, TraefikRoute};
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
+use extdns_source::own_hosts::OwnKind;
+use extdns_source::{Evaluation, Objects, Source, SourceConfig, SourceError};
 
 pub use rules::hosts;
 pub use service::{ServiceRefError, TraefikService};
@@ -172,33 +173,21 @@ impl TraefikSource {
         // Read once, and only if some router needs it.
         let cached = std::cell::OnceCell::new();
         let service_targets = || cached.get_or_init(service_targets).clone();
-        let mut failed = extdns_source::Failures::new();
-        let mut out = Vec::new();
+        let mut evaluation = Evaluation::new(Vec::new(), extdns_source::Failures::new());
         for t in self.config.kinds() {
-            let kind = ResourceKind::Traefik(t);
-            let routes: Vec<(ObjectKey, Arc<TraefikRoute>)> = match objects.of_kind(kind) {
-                None => cluster
-                    .traefik_routes(t)
-                    .into_iter()
-                    .map(|r| (ObjectKey::new(kind, &r.meta.namespace, &r.meta.name), r))
-                    .collect(),
-                Some(keys) => keys
-                    .filter_map(|k| Some((k.clone(), cluster.traefik_route(t, &k.namespace, &k.name)?)))
-                    .collect(),
+            let routes = OwnKind {
+                kind: ResourceKind::Traefik(t),
+                all: ClusterStore::all,
+                one: ClusterStore::get,
+                meta: |r: &TraefikRoute| &r.meta,
             };
-            failed.extend(extdns_source::undecodable(cluster, kind, objects));
-            for (object, route) in routes {
-                if !self.config.common.admits(kind, &route.meta) {
-                    tracing::debug!(%object, "not admitted by the filters");
-                    continue;
-                }
-                let endpoints = self.route_endpoints(&route, &object, &service_targets);
-                if !endpoints.is_empty() {
-                    out.push(ObjectEndpoints::new(object, endpoints));
-                }
-            }
+            let of_kind = routes.evaluate(cluster, objects, &self.config.common, |route, object| {
+                Ok(self.route_endpoints(route, object, &service_targets))
+            });
+            evaluation.objects.extend(of_kind.objects);
+            evaluation.failed.extend(of_kind.failed);
         }
-        Evaluation::new(out, failed)
+        evaluation
     }
 
     /// The routers whose target is the Traefik Service's: those without a target annotation.

@@ -6,12 +6,11 @@
 //! ingest path as the live informer), so the conversion is under test too.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
-use extdns_source::annotations::{PREFIX_ALPHA, PREFIX_GA};
-use extdns_source::{Objects, Selector, Source, SourceConfig, SourceExt};
+use extdns_source::annotations::PREFIX_ALPHA;
+use extdns_source::pipeline::testing::{evaluate_ok, ga, load_lenient, render};
+use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
 
 use super::*;
@@ -19,10 +18,6 @@ use super::*;
 /// external-dns's test namespace.
 const NS: &str = "traefik";
 const TARGET: &str = "target.domain.tld";
-
-fn ga(key: &str) -> String {
-    format!("{PREFIX_GA}{key}")
-}
 
 /// A router of `kind` (`IngressRoute`, ...) in `group`, with `rules` and `annotations`.
 fn router(group: &str, kind: &str, name: &str, annotations: &[(&str, &str)], rules: &[&str]) -> Value {
@@ -69,52 +64,48 @@ fn lb_service(ns: &str, name: &str, addresses: &[&str]) -> Value {
     })
 }
 
-fn store(items: &[Value]) -> ClusterStore {
-    // Lenient, as the controller reads manifests: an object that does not decode is recorded, not refused.
-    let mut loader = Loader::lenient(LoadOptions::default());
-    for i in items {
-        loader
-            .add_str(&i.to_string(), Path::new("test.json"), Format::Json)
-            .expect("loads");
-    }
-    loader.finish().store
+/// A store holding `items`, read leniently as the controller reads manifests: an object that does not
+/// decode is recorded, not refused.
+fn cluster(items: &[Value]) -> ClusterStore {
+    load_lenient(items, LoadOptions::default())
 }
 
-/// The flags a test sets.
+/// The traefik source's own flags a test sets.
 #[derive(Default)]
-struct Flags {
-    annotation_filter: &'static str,
-    label_filter: &'static str,
-    ignore_hostname_annotation: bool,
+struct Own {
     enable_legacy: bool,
     disable_new: bool,
     service: Option<&'static str>,
 }
 
+type Flags = extdns_source::pipeline::testing::Flags<Own>;
+
+/// The default flags but for the traefik source's own.
+fn own(own: Own) -> Flags {
+    Flags {
+        source: own,
+        ..Flags::default()
+    }
+}
+
 fn source(f: &Flags) -> TraefikSource {
-    let mut common = SourceConfig::default();
-    common.annotation_filter = Selector::parse(f.annotation_filter).expect("annotation filter");
-    common.label_filter = Selector::parse(f.label_filter).expect("label filter");
-    common.ignore_hostname_annotation = f.ignore_hostname_annotation;
-    let service = f.service.map(|s| s.parse().expect("service"));
+    let service = f.source.service.map(|s| s.parse().expect("service"));
     TraefikSource::new(TraefikSourceConfig::new(
-        common,
-        f.enable_legacy,
-        f.disable_new,
+        f.config(),
+        f.source.enable_legacy,
+        f.source.disable_new,
         service,
     ))
 }
 
-/// The endpoint's line ([`extdns_source::pipeline::testing::render`]), then ` <- ` and its `resource` label.
-fn render(e: &Endpoint) -> String {
+/// The endpoint's line ([`render`]), then ` <- ` and its `resource` label.
+fn line(e: &Endpoint) -> String {
     let resource = e.resource().unwrap_or_default();
-    format!("{} <- {resource}", extdns_source::pipeline::testing::render(e))
+    format!("{} <- {resource}", render(e))
 }
 
 fn run(flags: &Flags, items: &[Value]) -> Vec<String> {
-    let out = futures::executor::block_on(source(flags).evaluate_all(&store(items))).expect("evaluates");
-    assert!(out.failed.is_empty(), "{:?}", out.failed);
-    let mut got: Vec<String> = out.endpoints.iter().map(render).collect();
+    let mut got: Vec<String> = evaluate_ok(&source(flags), &cluster(items)).iter().map(line).collect();
     got.sort();
     got
 }
@@ -425,10 +416,10 @@ fn the_legacy_group_is_read_only_when_enabled() {
         run(&Flags::default(), &both_groups()),
         ["new.example.com CNAME target.domain.tld <- ingressroute/traefik/new"]
     );
-    let legacy = Flags {
+    let legacy = own(Own {
         enable_legacy: true,
-        ..Flags::default()
-    };
+        ..Own::default()
+    });
     assert_eq!(
         run(&legacy, &both_groups()),
         [
@@ -441,11 +432,11 @@ fn the_legacy_group_is_read_only_when_enabled() {
 
 #[test]
 fn the_new_group_is_not_read_when_disabled() {
-    let only_legacy = Flags {
+    let only_legacy = own(Own {
         enable_legacy: true,
         disable_new: true,
-        ..Flags::default()
-    };
+        ..Own::default()
+    });
     assert_eq!(
         run(&only_legacy, &both_groups()),
         [
@@ -453,10 +444,10 @@ fn the_new_group_is_not_read_when_disabled() {
             "old.example.com CNAME target.domain.tld <- ingressroute/traefik/old"
         ]
     );
-    let neither = Flags {
+    let neither = own(Own {
         disable_new: true,
-        ..Flags::default()
-    };
+        ..Own::default()
+    });
     assert!(run(&neither, &both_groups()).is_empty());
     assert!(source(&neither).watched_kinds().is_empty());
 }
@@ -472,11 +463,11 @@ fn only_the_enabled_groups_kinds_are_watched() {
             ResourceKind::Traefik(TraefikKind::IngressRouteUdp)
         ]
     );
-    let with_service = Flags {
+    let with_service = own(Own {
         enable_legacy: true,
         service: Some("traefik/traefik"),
-        ..Flags::default()
-    };
+        ..Own::default()
+    });
     let kinds = source(&with_service).watched_kinds();
     assert_eq!(kinds.len(), 7);
     assert_eq!(kinds.last(), Some(&ResourceKind::Service));
@@ -489,7 +480,7 @@ fn an_undecodable_router_fails_alone() {
     let mut bad = ingress_route("bad", &[(&target, TARGET)], &[]);
     bad["spec"]["routes"] = json!([{"match": 42}]);
     let out =
-        futures::executor::block_on(source(&Flags::default()).evaluate_all(&store(&[good, bad]))).expect("evaluates");
+        futures::executor::block_on(source(&Flags::default()).evaluate_all(&cluster(&[good, bad]))).expect("evaluates");
     assert_eq!(out.endpoints.len(), 1);
     let failed: Vec<&ObjectKey> = out.failed.iter().map(|(k, _)| k).collect();
     assert_eq!(
@@ -505,10 +496,10 @@ fn an_undecodable_router_fails_alone() {
 // ------------------------------------------------------------------- the Traefik Service (extdns only)
 
 fn with_service() -> Flags {
-    Flags {
+    own(Own {
         service: Some("traefik-system/traefik"),
-        ..Flags::default()
-    }
+        ..Own::default()
+    })
 }
 
 #[test]
@@ -554,7 +545,7 @@ fn a_change_of_the_traefik_service_affects_the_routers_taking_their_target_from_
         ingress_route("annotated", &[(&target, "192.0.2.1")], &["Host(`a.example.com`)"]),
         lb_service("traefik-system", "traefik", &["192.0.2.10"]),
     ];
-    let store = store(&items);
+    let store = cluster(&items);
     let src = source(&with_service());
     let svc = ObjectKey::new(ResourceKind::Service, "traefik-system", "traefik");
     let affected = src.affected(&store, &ChangeSet::of(svc));
@@ -581,7 +572,7 @@ fn a_changed_router_alone_is_evaluated_again() {
         ingress_route("a", &[(&target, "192.0.2.1")], &["Host(`a.example.com`)"]),
         ingress_route("b", &[(&target, "192.0.2.2")], &["Host(`b.example.com`)"]),
     ];
-    let store = store(&items);
+    let store = cluster(&items);
     let src = source(&Flags::default());
     let a = ObjectKey::new(ResourceKind::Traefik(TraefikKind::IngressRoute), NS, "a");
     let affected = src.affected(&store, &ChangeSet::of(a.clone()));

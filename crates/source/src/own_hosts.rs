@@ -81,14 +81,16 @@ pub fn object_endpoints(
         .collect())
 }
 
-/// How a source of this pattern reads its kind's views `V` from the store.
+/// How a source of this pattern reads its kind's views `V` from the store: `ClusterStore::all` and
+/// `ClusterStore::get` for `V`, so that a source reading several kinds of one view (the F5 kinds, Traefik's
+/// routers) builds one per kind.
 pub struct OwnKind<V> {
     /// The kind the source reads.
     pub kind: ResourceKind,
-    /// Every object of the kind in scope.
-    pub all: fn(&ClusterStore) -> Vec<Arc<V>>,
-    /// One object by namespace and name.
-    pub one: fn(&ClusterStore, &str, &str) -> Option<Arc<V>>,
+    /// Every object of a kind in scope.
+    pub all: fn(&ClusterStore, ResourceKind) -> Vec<Arc<V>>,
+    /// One object by its key.
+    pub one: fn(&ClusterStore, &ObjectKey) -> Option<Arc<V>>,
     /// The view's metadata.
     pub meta: fn(&V) -> &Meta,
 }
@@ -105,7 +107,7 @@ impl<V> OwnKind<V> {
     ) -> Evaluation {
         let kind = self.kind;
         let views: Vec<(ObjectKey, Arc<V>)> = match objects.of_kind(kind) {
-            None => (self.all)(cluster)
+            None => (self.all)(cluster, kind)
                 .into_iter()
                 .map(|v| {
                     let m = (self.meta)(&v);
@@ -113,7 +115,7 @@ impl<V> OwnKind<V> {
                 })
                 .collect(),
             Some(keys) => keys
-                .filter_map(|k| Some((k.clone(), (self.one)(cluster, &k.namespace, &k.name)?)))
+                .filter_map(|k| Some((k.clone(), (self.one)(cluster, k)?)))
                 .collect(),
         };
         let mut failed = crate::undecodable(cluster, kind, objects);
@@ -138,125 +140,5 @@ impl<V> OwnKind<V> {
             return None;
         }
         Some(changes.of_kind(self.kind).cloned().collect())
-    }
-}
-
-/// For the tests of the sources of this pattern (feature `test-support`): their flags, a store loaded from
-/// objects as the API server holds them (through the manifest loader, the same ingest path as the live
-/// informer), and endpoints rendered for comparison.
-#[cfg(feature = "test-support")]
-pub mod testing {
-    use std::path::Path;
-    use std::sync::Arc;
-
-    use extdns_endpoint::Endpoint;
-    use extdns_informer::manifests::{Format, Loader};
-    use extdns_informer::{ClusterStore, LoadOptions};
-
-    use crate::template::{TemplateKind, TemplateUse, template_fields};
-    use crate::{FqdnTemplate, Selector, SourceConfig};
-
-    /// The flags every source shares that a case sets.
-    #[derive(Debug, Clone, Default)]
-    pub struct Flags {
-        /// `--namespace`.
-        pub namespace: Option<&'static str>,
-        /// `--annotation-filter`.
-        pub annotation_filter: &'static str,
-        /// `--label-filter`.
-        pub label_filter: &'static str,
-        /// `--fqdn-template`.
-        pub fqdn_template: Option<&'static str>,
-        /// `--combine-fqdn-annotation`.
-        pub combine: bool,
-        /// `--ignore-hostname-annotation`.
-        pub ignore_hostname_annotation: bool,
-    }
-
-    impl Flags {
-        /// The configuration these flags make. Panics on a filter or template that does not parse.
-        pub fn config(&self) -> SourceConfig {
-            SourceConfig {
-                namespace: self.namespace.map(String::from),
-                annotation_filter: Selector::parse(self.annotation_filter).expect("annotation filter"),
-                label_filter: Selector::parse(self.label_filter).expect("label filter"),
-                fqdn_template: self.fqdn_template.map(|t| {
-                    Arc::new(
-                        FqdnTemplate::parse(&[t.to_string()])
-                            .expect("template")
-                            .expect("non-empty"),
-                    )
-                }),
-                combine_fqdn_annotation: self.combine,
-                ignore_hostname_annotation: self.ignore_hostname_annotation,
-                ..SourceConfig::default()
-            }
-        }
-    }
-
-    /// A store holding `objects` (JSON as the API server holds them), keeping the fields `config`'s
-    /// template reads from objects of `kind`. Panics on an object the loader warns about.
-    pub fn store(objects: &[serde_json::Value], config: &SourceConfig, kind: TemplateKind) -> ClusterStore {
-        let mut options = LoadOptions::default();
-        if let Some(t) = &config.fqdn_template {
-            options.template_fields =
-                template_fields(&[TemplateUse::new("--fqdn-template", t, &[kind])]).expect("fields");
-        }
-        let mut loader = Loader::new(options);
-        for o in objects {
-            loader
-                .add_str(&o.to_string(), Path::new("test.json"), Format::Json)
-                .expect("loads");
-        }
-        let loaded = loader.finish();
-        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-        loaded.store
-    }
-
-    /// `name TYPE targets` (targets sorted), then `ttl=N` when configured, the provider-specific
-    /// properties, `set=` the set identifier and `resource=` the label.
-    pub fn render(e: &Endpoint) -> String {
-        let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-        targets.sort_unstable();
-        let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
-        if e.record_ttl.is_configured() {
-            s.push_str(&format!(" ttl={}", e.record_ttl.0));
-        }
-        for p in e.provider_specific.iter() {
-            s.push_str(&format!(" {}={}", p.name, p.value));
-        }
-        if !e.set_identifier.is_empty() {
-            s.push_str(&format!(" set={}", e.set_identifier));
-        }
-        if let Some(r) = e.resource() {
-            s.push_str(&format!(" resource={r}"));
-        }
-        s
-    }
-
-    /// An annotation under external-dns's default prefix.
-    pub fn ga(key: &str) -> String {
-        format!("{}{key}", crate::PREFIX_GA)
-    }
-
-    /// `metadata` of an object as the API server holds it.
-    pub fn metadata(
-        name: &str,
-        namespace: &str,
-        annotations: &[(String, &str)],
-        labels: &[(&str, &str)],
-    ) -> serde_json::Value {
-        let annotations: serde_json::Map<String, serde_json::Value> =
-            annotations.iter().map(|(k, v)| (k.clone(), (*v).into())).collect();
-        let labels: serde_json::Map<String, serde_json::Value> =
-            labels.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect();
-        serde_json::json!({"name": name, "namespace": namespace, "annotations": annotations, "labels": labels})
-    }
-
-    /// The endpoints rendered and sorted.
-    pub fn rendered(endpoints: &[Endpoint]) -> Vec<String> {
-        let mut out: Vec<String> = endpoints.iter().map(render).collect();
-        out.sort();
-        out
     }
 }

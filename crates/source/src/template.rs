@@ -13,6 +13,7 @@
 
 mod objects;
 pub mod schema;
+mod target;
 
 use std::fmt;
 
@@ -24,6 +25,7 @@ use extdns_template::{
 };
 
 pub use schema::TemplateKind;
+pub use target::{TargetPair, target_endpoints, target_pairs};
 
 use crate::SourceError;
 use crate::annotations::Annotations;
@@ -411,50 +413,6 @@ pub fn combine_step<E>(
     let mut made = step()?;
     endpoints.append(&mut made);
     Ok(())
-}
-
-/// One item of `--fqdn-target-template`'s output (`host:target` pairs, comma-separated), as every source
-/// running it reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TargetPair<'a> {
-    /// A host and its target, both trimmed; the host may still be an invalid name.
-    Pair {
-        /// The record's name, one trailing dot dropped.
-        host: &'a str,
-        /// Its target.
-        target: &'a str,
-    },
-    /// An item without `:`, skipped.
-    NotAPair(&'a str),
-    /// An item whose host or target is empty (a field not filled yet), skipped.
-    Incomplete(&'a str),
-}
-
-/// The items of `--fqdn-target-template`'s output `raw`: split on ',', each trimmed and one trailing dot
-/// dropped, empty ones dropped, sorted and deduplicated (as external-dns splits template output), then each
-/// split at its first ':'.
-pub fn target_pairs(raw: &str) -> Vec<TargetPair<'_>> {
-    let mut items: Vec<&str> = raw
-        .split(',')
-        .map(|i| {
-            let i = i.trim();
-            i.strip_suffix('.').unwrap_or(i)
-        })
-        .filter(|i| !i.is_empty())
-        .collect();
-    items.sort_unstable();
-    items.dedup();
-    items
-        .into_iter()
-        .map(|item| match item.split_once(':').map(|(h, t)| (h.trim(), t.trim())) {
-            None => TargetPair::NotAPair(item),
-            Some((host, target)) if host.is_empty() || target.is_empty() => TargetPair::Incomplete(item),
-            Some((host, target)) => TargetPair::Pair {
-                host: host.strip_suffix('.').unwrap_or(host),
-                target,
-            },
-        })
-        .collect()
 }
 
 /// One configured template and the kinds of object it runs on.

@@ -66,7 +66,7 @@ pub fn line_of(text: &str, offset: usize) -> usize {
 }
 
 /// Comments become spaces; a string, raw string or character literal keeps its quotes and loses its text.
-fn strip_comments_and_literals(source: &str) -> String {
+pub fn strip_comments_and_literals(source: &str) -> String {
     let chars: Vec<char> = source.chars().collect();
     let mut out = String::with_capacity(source.len());
     let blank = |c: char| if c == '\n' { '\n' } else { ' ' };

@@ -9,6 +9,8 @@
 //! - **Crate dependencies follow DESIGN.md's layer table** ([`layers`]), read from DESIGN.md: normal
 //!   dependencies of every crate (dev-dependencies are tests).
 //! - **No import circle between the modules of one crate** ([`modules`]), in every crate, tooling included.
+//! - **The source crates' tests use the one test kit** ([`test_kit`]): no test of a `crates/source-*` crate
+//!   defines its own function of a name `extdns_source::pipeline::testing` exports.
 //!
 //! A violation names the file and line: the source line, or the Cargo.toml line declaring the dependency.
 
@@ -17,6 +19,7 @@ mod layers;
 mod manifest;
 mod modules;
 mod string_errors;
+mod test_kit;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -60,7 +63,9 @@ pub fn run(args: &[String]) -> Result<()> {
             violations.len()
         );
     }
-    println!("conventions: no string errors in library code, layers as DESIGN.md says, no module circles");
+    println!(
+        "conventions: no string errors in library code, layers as DESIGN.md says, no module circles, source tests on the one kit"
+    );
     Ok(())
 }
 
@@ -75,8 +80,13 @@ struct Crate {
 pub fn check(root: &Path) -> Result<Vec<Violation>> {
     let crates = crates(root)?;
     let mut violations = layer_violations(root, &crates)?;
+    let kit = test_kit_names(root)?;
     for krate in &crates {
-        for tree in module_trees(root, &krate.dir)? {
+        let trees = module_trees(root, &krate.dir)?;
+        if krate.name.starts_with("source-") {
+            violations.extend(test_kit_violations(root, &krate.dir, &trees, &kit)?);
+        }
+        for tree in trees {
             if !krate.manifest.unpublished {
                 violations.extend(string_error_violations(&tree));
             }
@@ -207,6 +217,61 @@ fn module_file(parent: &Path, parent_module: &[String], child: &[String]) -> Opt
     [dir.join(format!("{name}.rs")), dir.join(name).join("mod.rs")]
         .into_iter()
         .find(|p| p.is_file())
+}
+
+/// The function names of the source crates' test kit.
+fn test_kit_names(root: &Path) -> Result<BTreeSet<String>> {
+    let path = root.join(test_kit::KIT);
+    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(test_kit::names(&text))
+}
+
+/// The source crate at `dir`'s test functions copying the kit's: in every `.rs` file of `src/`, `tests/` and
+/// `benches/`; of the library's module files (`trees`), only their `#[cfg(test)]` items.
+fn test_kit_violations(
+    root: &Path,
+    dir: &Path,
+    trees: &[Vec<ModuleFile>],
+    kit: &BTreeSet<String>,
+) -> Result<Vec<Violation>> {
+    let library: BTreeSet<&str> = trees.iter().flatten().map(|f| f.file.as_str()).collect();
+    let mut files = Vec::new();
+    for sub in ["src", "tests", "benches"] {
+        rust_files(&dir.join(sub), &mut files)?;
+    }
+    let mut out = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let file = relative(root, &path);
+        let in_library = library.contains(file.display().to_string().as_str());
+        for (offset, name) in test_kit::copies(&text, in_library, kit) {
+            out.push(Violation {
+                line: code::line_of(&code::strip_comments_and_literals(&text), offset),
+                file: file.clone(),
+                message: format!(
+                    "test function `{name}` copies the source test kit's: use `extdns_source::pipeline::testing::{name}` (feature `test-support`)"
+                ),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Every `.rs` file below `dir` (none when it does not exist).
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            rust_files(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 fn string_error_violations(tree: &[ModuleFile]) -> Vec<Violation> {

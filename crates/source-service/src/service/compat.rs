@@ -140,7 +140,7 @@ mod tests {
         let eps = run(mode(Compatibility::Mate), &cluster_of(vec![s.build()]));
         assert_eq!(
             show(&eps),
-            lines(&["web.example.com A 1.2.3.4", "web.example.com CNAME lb.x"])
+            owned(&["web.example.com A 1.2.3.4", "web.example.com CNAME lb.x"])
         );
         assert!(eps[0].labels.is_empty(), "compatibility records carry no labels");
     }
@@ -151,7 +151,7 @@ mod tests {
             .ann(MATE_HOSTNAME, "mate.example.com")
             .a("hostname", "ann.example.com")
             .ingress_ip("1.2.3.4");
-        assert_eq!(published(Compatibility::Mate, s), lines(&["ann.example.com A 1.2.3.4"]));
+        assert_eq!(published(Compatibility::Mate, s), owned(&["ann.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -171,7 +171,7 @@ mod tests {
         let s = s.label(MOLECULE_LABEL, MOLECULE_LABEL_VALUE);
         assert_eq!(
             published(Compatibility::Molecule, s),
-            lines(&["a.example.com A 1.2.3.4", "b.example.com A 1.2.3.4"])
+            owned(&["a.example.com A 1.2.3.4", "b.example.com A 1.2.3.4"])
         );
     }
 
@@ -183,7 +183,7 @@ mod tests {
             .ingress_ip("1.2.3.4");
         assert_eq!(
             published(Compatibility::KopsDnsController, s),
-            lines(&["ext.example.com A 1.2.3.4", "int.example.com A 1.2.3.4"])
+            owned(&["ext.example.com A 1.2.3.4", "int.example.com A 1.2.3.4"])
         );
     }
 
@@ -216,7 +216,7 @@ mod tests {
         let eps = run(mode(Compatibility::KopsDnsController), &c);
         assert_eq!(
             show(&eps),
-            lines(&[
+            owned(&[
                 "ext.example.com A 34.0.0.1",
                 "int.example.com A 10.0.0.1",
                 "int.example.com AAAA fd00::1"
@@ -245,7 +245,7 @@ mod tests {
             .ingress_ip("2001:db8::1");
         assert_eq!(
             published(Compatibility::Mate, s),
-            lines(&["web.example.com AAAA 2001:db8::1"])
+            owned(&["web.example.com AAAA 2001:db8::1"])
         );
     }
 }

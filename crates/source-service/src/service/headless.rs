@@ -242,7 +242,7 @@ mod tests {
     fn headless_service_publishes_the_address_of_every_ready_pod() {
         let (pods, s) = three_pods();
         let eps = run(cfg(), &cluster(headless(), pods, vec![s]));
-        assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.1,10.0.0.2,10.0.0.3"]));
+        assert_eq!(show(&eps), owned(&["db.example.com A 10.0.0.1,10.0.0.2,10.0.0.3"]));
         assert_eq!(eps[0].resource().as_deref(), Some("service/default/db"));
     }
 
@@ -255,7 +255,7 @@ mod tests {
             vec![endpoint(&["10.0.0.1", "10.0.0.9"], "db-0", None)],
         );
         let eps = run(cfg(), &cluster(headless(), vec![app_pod("db-0")], vec![s]));
-        assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.1"]));
+        assert_eq!(show(&eps), owned(&["db.example.com A 10.0.0.1"]));
     }
 
     #[test]
@@ -281,7 +281,7 @@ mod tests {
         let (pods, slices) = ready_and_not_ready();
         assert_eq!(
             show(&run(cfg(), &cluster(headless(), pods, slices))),
-            lines(&["db.example.com A 10.0.0.1"])
+            owned(&["db.example.com A 10.0.0.1"])
         );
     }
 
@@ -289,7 +289,7 @@ mod tests {
     fn headless_publish_not_ready_addresses_includes_not_ready_ones() {
         let (pods, slices) = ready_and_not_ready();
         let eps = run(cfg(), &cluster(headless().publish_not_ready(), pods, slices));
-        assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.1,10.0.0.2"]));
+        assert_eq!(show(&eps), owned(&["db.example.com A 10.0.0.1,10.0.0.2"]));
     }
 
     #[test]
@@ -298,7 +298,7 @@ mod tests {
         let c = configured(|c| c.always_publish_not_ready_addresses = true);
         assert_eq!(
             show(&run(c, &cluster(headless(), pods, slices))),
-            lines(&["db.example.com A 10.0.0.1,10.0.0.2"])
+            owned(&["db.example.com A 10.0.0.1,10.0.0.2"])
         );
     }
 
@@ -312,7 +312,7 @@ mod tests {
         let pods = vec![app_pod("db-0"), pod("other", "default", &[("app", "web")])];
         assert_eq!(
             show(&run(cfg(), &cluster(headless(), pods, vec![s]))),
-            lines(&["db.example.com A 10.0.0.1"])
+            owned(&["db.example.com A 10.0.0.1"])
         );
     }
 
@@ -324,7 +324,7 @@ mod tests {
             &[("10.0.0.1", "db-0", None), ("10.0.0.2", "gone", None)],
         );
         let eps = run(cfg(), &cluster(headless(), vec![app_pod("db-0")], vec![s]));
-        assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.1"]));
+        assert_eq!(show(&eps), owned(&["db.example.com A 10.0.0.1"]));
     }
 
     #[test]
@@ -344,7 +344,7 @@ mod tests {
         let pods = vec![app_pod("db-0"), app_pod("db-1"), app_pod("db-2")];
         assert_eq!(
             show(&run(cfg(), &cluster(headless(), pods, vec![s]))),
-            lines(&["db.example.com A 10.0.0.1"])
+            owned(&["db.example.com A 10.0.0.1"])
         );
     }
 
@@ -364,7 +364,7 @@ mod tests {
         let svc = headless().a("hostname", "db.example.com,db.example.org");
         assert_eq!(
             show(&run(cfg(), &cluster(svc, pods, vec![s]))),
-            lines(&[
+            owned(&[
                 "db-0.db.example.com A 10.0.0.1",
                 "db-0.db.example.org A 10.0.0.1",
                 "db.example.com A 10.0.0.1,10.0.0.2",
@@ -384,7 +384,7 @@ mod tests {
         let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         assert_eq!(
             show(&run(cfg(), &cluster(headless(), pods, vec![s]))),
-            lines(&[
+            owned(&[
                 "db-0.db.example.com CNAME lb.example.com",
                 "db.example.com CNAME lb.example.com"
             ])
@@ -400,7 +400,7 @@ mod tests {
         let svc = headless().g("target", "9.9.9.9");
         assert_eq!(
             show(&run(cfg(), &cluster(svc, pods, vec![s]))),
-            lines(&["db.example.com A 9.9.9.9"])
+            owned(&["db.example.com A 9.9.9.9"])
         );
     }
 
@@ -434,7 +434,7 @@ mod tests {
     fn headless_endpoints_type_node_external_ip_publishes_the_nodes_external_ips() {
         assert_eq!(
             via_node(cfg(), headless().a("endpoints-type", "NodeExternalIP")),
-            lines(&["db.example.com A 34.0.0.1"])
+            owned(&["db.example.com A 34.0.0.1"])
         );
     }
 
@@ -443,7 +443,7 @@ mod tests {
         let c = configured(|c| c.expose_internal_ipv6 = true);
         assert_eq!(
             via_node(c, headless().g("endpoints-type", "NodeExternalIP")),
-            lines(&["db.example.com A 34.0.0.1", "db.example.com AAAA 2001:db8::1"])
+            owned(&["db.example.com A 34.0.0.1", "db.example.com AAAA 2001:db8::1"])
         );
     }
 
@@ -451,14 +451,14 @@ mod tests {
     fn headless_endpoints_type_host_ip_publishes_the_pods_host_ip() {
         assert_eq!(
             via_node(cfg(), headless().a("endpoints-type", "HostIP")),
-            lines(&["db.example.com A 192.168.0.1"])
+            owned(&["db.example.com A 192.168.0.1"])
         );
     }
 
     #[test]
     fn headless_publish_host_ip_flag_publishes_the_pods_host_ip() {
         let c = configured(|c| c.publish_host_ip = true);
-        assert_eq!(via_node(c, headless()), lines(&["db.example.com A 192.168.0.1"]));
+        assert_eq!(via_node(c, headless()), owned(&["db.example.com A 192.168.0.1"]));
     }
 
     #[test]
@@ -480,7 +480,7 @@ mod tests {
         let eps = run(cfg(), &cluster(headless(), vec![app_pod("db-0")], vec![v4, v6]));
         assert_eq!(
             show(&eps),
-            lines(&["db.example.com A 10.0.0.1", "db.example.com AAAA fd00::1"])
+            owned(&["db.example.com A 10.0.0.1", "db.example.com AAAA fd00::1"])
         );
     }
 
@@ -489,7 +489,7 @@ mod tests {
         let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         let svc = headless().a("ttl", "30").a("set-identifier", "eu");
         let eps = run(cfg(), &cluster(svc, vec![app_pod("db-0")], vec![s]));
-        assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.1 ttl=30 id=eu"]));
+        assert_eq!(show(&eps), owned(&["db.example.com A 10.0.0.1 ttl=30 id=eu"]));
     }
 
     #[test]
@@ -503,6 +503,6 @@ mod tests {
             cfg(),
             &cluster(headless(), vec![app_pod("db-0"), app_pod("db-1")], vec![s]),
         );
-        assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.2"]));
+        assert_eq!(show(&eps), owned(&["db.example.com A 10.0.0.2"]));
     }
 }

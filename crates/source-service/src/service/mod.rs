@@ -13,11 +13,11 @@ mod svc;
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use extdns_endpoint::{Endpoint, Target, merge_endpoints};
+use extdns_endpoint::{Endpoint, Target};
 use extdns_informer::ObjectKey;
 use extdns_informer::view::Service;
 use extdns_source::annotations::key;
-use extdns_source::template::{TargetPair, target_pairs};
+use extdns_source::template::target_endpoints;
 
 use crate::SOURCE_NAME;
 use crate::context::{Ctx, SplitTargets};
@@ -157,48 +157,25 @@ fn referencing_only(mut eps: Vec<Endpoint>) -> Vec<Endpoint> {
     eps
 }
 
-/// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels (no
-/// `resource` either: see [`referencing_only`]) or provider-specific properties; pairs for the same host
-/// are merged.
+/// `--fqdn-target-template` on the Service ([`target_endpoints`]); a template that fails on it fails the
+/// Service (its records are kept as they are).
 fn target_template_endpoints(
     s: &Svc<'_>,
     template: &extdns_source::template::FqdnTemplate,
     prefixes: &extdns_source::annotations::Annotations,
 ) -> Vec<Endpoint> {
-    const FIELD: &str = "FQDN target template";
-    let raw = match template.execute_raw(s.svc, SOURCE_NAME, prefixes) {
-        Ok(raw) => raw,
+    match target_endpoints(template, s.svc, &s.id(), SOURCE_NAME, prefixes) {
+        Ok(endpoints) => endpoints,
         Err(e) => {
             s.fail();
             tracing::warn!(
                 service = s.id(),
-                field = FIELD,
+                field = "FQDN target template",
                 "template failed: {e}; the Service's records are kept as they are"
             );
-            return Vec::new();
+            Vec::new()
         }
-    };
-    let mut eps = Vec::new();
-    for pair in target_pairs(&raw) {
-        let (host, target) = match pair {
-            TargetPair::Pair { host, target } => (host, target),
-            TargetPair::NotAPair(item) | TargetPair::Incomplete(item) => {
-                tracing::warn!(
-                    service = s.id(),
-                    field = FIELD,
-                    value = item,
-                    "skipping item: not host:target, or either empty"
-                );
-                continue;
-            }
-        };
-        let Some(host) = s.valid_name(host, FIELD) else {
-            continue;
-        };
-        let target = Target::from(target);
-        eps.push(Endpoint::new(host, target.suitable_type(), [target]));
     }
-    merge_endpoints(eps)
 }
 
 #[cfg(test)]
@@ -209,7 +186,9 @@ mod tests {
     use extdns_endpoint::label;
     use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
     use extdns_source::resolver::StaticResolver;
-    use extdns_source::{FqdnTemplate, Objects, Source, SourceError};
+    use extdns_source::{Objects, Source, SourceError};
+
+    use extdns_source::pipeline::testing::template;
 
     use crate::testutil::*;
     use crate::{ServiceSource, ServiceSourceConfig};
@@ -237,7 +216,7 @@ mod tests {
                 .a("hostname", "web.example.com")
                 .ingress_ip("1.2.3.4")),
         );
-        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(show(&eps), owned(&["web.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -248,7 +227,7 @@ mod tests {
                 .g("hostname", "web.example.com")
                 .ingress_ip("1.2.3.4")),
         );
-        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(show(&eps), owned(&["web.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -258,7 +237,7 @@ mod tests {
             .g("hostname", "ga.example.com");
         assert_eq!(
             published(cfg(), s.ingress_ip("1.2.3.4")),
-            lines(&["ga.example.com A 1.2.3.4"])
+            owned(&["ga.example.com A 1.2.3.4"])
         );
     }
 
@@ -269,7 +248,7 @@ mod tests {
             .ingress_ip("1.2.3.4");
         assert_eq!(
             published(cfg(), s),
-            lines(&["a.example.com A 1.2.3.4", "b.example.com A 1.2.3.4"])
+            owned(&["a.example.com A 1.2.3.4", "b.example.com A 1.2.3.4"])
         );
     }
 
@@ -281,7 +260,7 @@ mod tests {
             .ingress_ip("1.2.3.4");
         assert_eq!(
             published(cfg(), s),
-            lines(&["int.example.com A 10.96.0.10", "pub.example.com A 1.2.3.4"])
+            owned(&["int.example.com A 10.96.0.10", "pub.example.com A 1.2.3.4"])
         );
     }
 
@@ -307,7 +286,7 @@ mod tests {
             .a("hostname", "web.example.com")
             .a("target", "5.6.7.8")
             .ingress_ip("1.2.3.4");
-        assert_eq!(published(cfg(), s), lines(&["web.example.com A 5.6.7.8"]));
+        assert_eq!(published(cfg(), s), owned(&["web.example.com A 5.6.7.8"]));
     }
 
     #[test]
@@ -317,7 +296,7 @@ mod tests {
             .g("target", "1.2.3.4, 2001:db8::1, lb.example.com.");
         assert_eq!(
             published(cfg(), s),
-            lines(&[
+            owned(&[
                 "web.example.com A 1.2.3.4",
                 "web.example.com AAAA 2001:db8::1",
                 "web.example.com CNAME lb.example.com"
@@ -330,7 +309,7 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("internal-hostname", "int.example.com")
             .ingress_ip("1.2.3.4");
-        assert_eq!(published(cfg(), s), lines(&["int.example.com A 10.96.0.10"]));
+        assert_eq!(published(cfg(), s), owned(&["int.example.com A 10.96.0.10"]));
     }
 
     #[test]
@@ -348,7 +327,7 @@ mod tests {
             .external_ips(&["8.8.8.8", "2001:db8::8"]);
         assert_eq!(
             published(cfg(), s.ingress_ip("1.2.3.4")),
-            lines(&["web.example.com A 8.8.8.8", "web.example.com AAAA 2001:db8::8"])
+            owned(&["web.example.com A 8.8.8.8", "web.example.com AAAA 2001:db8::8"])
         );
     }
 
@@ -361,7 +340,7 @@ mod tests {
             .ingress_host("lb.cloud.example");
         assert_eq!(
             published(cfg(), s),
-            lines(&[
+            owned(&[
                 "web.example.com A 1.2.3.4",
                 "web.example.com AAAA 2001:db8::1",
                 "web.example.com CNAME lb.cloud.example"
@@ -389,7 +368,7 @@ mod tests {
         let eps = run_with(&resolving_source(), &one(s));
         assert_eq!(
             show(&eps),
-            lines(&["web.example.com A 10.1.1.1", "web.example.com AAAA 2001:db8::5"])
+            owned(&["web.example.com A 10.1.1.1", "web.example.com AAAA 2001:db8::5"])
         );
     }
 
@@ -403,7 +382,7 @@ mod tests {
             .ingress_ip("1.2.3.4");
         assert_eq!(
             show(&run_with(&resolving_source(), &one(s))),
-            lines(&["web.example.com A 1.2.3.4,10.1.1.1", "web.example.com AAAA 2001:db8::5"])
+            owned(&["web.example.com A 1.2.3.4,10.1.1.1", "web.example.com AAAA 2001:db8::5"])
         );
     }
 
@@ -421,7 +400,7 @@ mod tests {
             .cluster_ip("10.96.0.1")
             .a("hostname", "web.example.com");
         let c = configured(|c| c.publish_internal_services = true);
-        assert_eq!(published(c, s), lines(&["web.example.com A 10.96.0.1"]));
+        assert_eq!(published(c, s), owned(&["web.example.com A 10.96.0.1"]));
     }
 
     #[test]
@@ -429,7 +408,7 @@ mod tests {
         let s = Sv::new("default", "web", "ClusterIP")
             .cluster_ip("10.96.0.1")
             .g("internal-hostname", "i.example.com");
-        assert_eq!(published(cfg(), s), lines(&["i.example.com A 10.96.0.1"]));
+        assert_eq!(published(cfg(), s), owned(&["i.example.com A 10.96.0.1"]));
     }
 
     #[test]
@@ -437,7 +416,7 @@ mod tests {
         let s = Sv::new("default", "db", "ExternalName")
             .external_name("db.rds.example.")
             .a("hostname", "db.example.com");
-        assert_eq!(published(cfg(), s), lines(&["db.example.com CNAME db.rds.example"]));
+        assert_eq!(published(cfg(), s), owned(&["db.example.com CNAME db.rds.example"]));
     }
 
     #[test]
@@ -446,7 +425,7 @@ mod tests {
             .external_name("db.rds.example")
             .external_ips(&["1.1.1.1"])
             .a("hostname", "db.example.com");
-        assert_eq!(published(cfg(), s), lines(&["db.example.com A 1.1.1.1"]));
+        assert_eq!(published(cfg(), s), owned(&["db.example.com A 1.1.1.1"]));
     }
 
     // ------------------------------------------------------------------------------------ records
@@ -478,7 +457,7 @@ mod tests {
             .a("ttl", "60")
             .ingress_ip("1.1.1.1");
         let eps = run(cfg(), &cluster_of(vec![a.build(), b.build()]));
-        assert_eq!(show(&eps), lines(&["web.example.com A 1.1.1.1,2.2.2.2 ttl=60"]));
+        assert_eq!(show(&eps), owned(&["web.example.com A 1.1.1.1,2.2.2.2 ttl=60"]));
         assert_eq!(eps[0].resource().as_deref(), Some("service/default/a-web"));
         assert_eq!(eps[0].ref_objects.len(), 2);
     }
@@ -489,7 +468,7 @@ mod tests {
             .a("hostname", "web.example.com")
             .g("ttl", "10m")
             .ingress_ip("1.2.3.4");
-        assert_eq!(published(cfg(), s), lines(&["web.example.com A 1.2.3.4 ttl=600"]));
+        assert_eq!(published(cfg(), s), owned(&["web.example.com A 1.2.3.4 ttl=600"]));
     }
 
     #[test]
@@ -498,7 +477,7 @@ mod tests {
             .a("hostname", "web.example.com")
             .a("ttl", "soon")
             .ingress_ip("1.2.3.4");
-        assert_eq!(published(cfg(), s), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(published(cfg(), s), owned(&["web.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -510,7 +489,7 @@ mod tests {
             .a("alias", "true")
             .ingress_host("lb.cloud.example");
         let eps = run(cfg(), &one(s));
-        assert_eq!(show(&eps), lines(&["web.example.com CNAME lb.cloud.example id=blue"]));
+        assert_eq!(show(&eps), owned(&["web.example.com CNAME lb.cloud.example id=blue"]));
         assert_eq!(eps[0].provider_specific.get("aws/weight"), Some("10"));
         assert_eq!(eps[0].provider_specific.get("alias"), Some("true"));
     }
@@ -524,7 +503,7 @@ mod tests {
             .ingress_ip("1.2.3.999")
             .ingress_ip("01.2.3.4")
             .ingress_ip("5.6.7.8");
-        assert_eq!(published(cfg(), s), lines(&["web.example.com A 5.6.7.8"]));
+        assert_eq!(published(cfg(), s), owned(&["web.example.com A 5.6.7.8"]));
     }
 
     #[test]
@@ -541,7 +520,7 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", &format!("{long},ok.example.com"))
             .ingress_ip("1.2.3.4");
-        assert_eq!(published(cfg(), s), lines(&["ok.example.com A 1.2.3.4"]));
+        assert_eq!(published(cfg(), s), owned(&["ok.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -550,7 +529,7 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", &format!("ok.example.com,{long}"))
             .ingress_ip("1.2.3.4");
-        assert_eq!(published(cfg(), s), lines(&["ok.example.com A 1.2.3.4"]));
+        assert_eq!(published(cfg(), s), owned(&["ok.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -558,7 +537,7 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", "a.example.com,,")
             .ingress_ip("1.2.3.4");
-        assert_eq!(published(cfg(), s), lines(&["a.example.com A 1.2.3.4"]));
+        assert_eq!(published(cfg(), s), owned(&["a.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -571,21 +550,14 @@ mod tests {
             .a("hostname", "good.example.com")
             .ingress_ip("1.2.3.4");
         let eps = run(cfg(), &cluster_of(vec![bad.build(), good.build()]));
-        assert_eq!(show(&eps), lines(&["good.example.com A 1.2.3.4"]));
+        assert_eq!(show(&eps), owned(&["good.example.com A 1.2.3.4"]));
     }
 
     // ------------------------------------------------------------------------------------ templates
 
-    fn template(t: &str) -> Option<Arc<FqdnTemplate>> {
-        match FqdnTemplate::parse(&[t.to_string()]) {
-            Ok(Some(t)) => Some(Arc::new(t)),
-            other => panic!("template {t:?} did not parse: {other:?}"),
-        }
-    }
-
     fn with_template(t: &str, combine: bool, ignore: bool) -> ServiceSourceConfig {
         sharing(|c| {
-            c.fqdn_template = template(t);
+            c.fqdn_template = Some(template(t));
             c.combine_fqdn_annotation = combine;
             c.ignore_hostname_annotation = ignore;
         })
@@ -603,7 +575,7 @@ mod tests {
         );
         assert_eq!(
             show(&eps),
-            lines(&["api.example.com A 1.2.3.5", "web.shop.example.com A 1.2.3.4"])
+            owned(&["api.example.com A 1.2.3.5", "web.shop.example.com A 1.2.3.4"])
         );
         assert!(eps.iter().all(|e| e.resource().is_some()));
     }
@@ -617,7 +589,7 @@ mod tests {
         );
         assert_eq!(
             show(&eps),
-            lines(&["web.a.example.com A 1.2.3.4", "web.b.example.com A 1.2.3.4"])
+            owned(&["web.a.example.com A 1.2.3.4", "web.b.example.com A 1.2.3.4"])
         );
     }
 
@@ -628,7 +600,7 @@ mod tests {
             .ingress_ip("1.2.3.5");
         assert_eq!(
             published(with_template("{{.Name}}.svc.example.com", true, false), s),
-            lines(&["api.example.com A 1.2.3.5", "api.svc.example.com A 1.2.3.5"])
+            owned(&["api.example.com A 1.2.3.5", "api.svc.example.com A 1.2.3.5"])
         );
     }
 
@@ -639,7 +611,7 @@ mod tests {
             .ingress_ip("1.2.3.5");
         assert_eq!(
             published(with_template("{{.Name}}.tmpl.example.com", false, true), s),
-            lines(&["api.tmpl.example.com A 1.2.3.5"])
+            owned(&["api.tmpl.example.com A 1.2.3.5"])
         );
     }
 
@@ -651,7 +623,7 @@ mod tests {
         let eps = run(with_template("{{.Name}}.example.com", false, false), &c);
         assert_eq!(
             show(&eps),
-            lines(&[
+            owned(&[
                 "_web._tcp.web.example.com SRV 0 50 30080 web.example.com.",
                 "web.example.com A 34.0.0.1"
             ])
@@ -668,7 +640,7 @@ mod tests {
         let plain = Sv::lb("shop", "web").ingress_ip("1.2.3.4");
         let c = cluster_of(vec![plain.build(), named.build()]);
         let eps = run(with_template("{{.Spec.Missing.Deeper}}.example.com", false, false), &c);
-        assert_eq!(show(&eps), lines(&["api.example.com A 1.2.3.5"]));
+        assert_eq!(show(&eps), owned(&["api.example.com A 1.2.3.5"]));
     }
 
     #[test]
@@ -686,7 +658,7 @@ mod tests {
             ),
             &c,
         );
-        assert_eq!(show(&eps), lines(&["two.example.com A 1.2.3.4"]));
+        assert_eq!(show(&eps), owned(&["two.example.com A 1.2.3.4"]));
         assert_eq!(failed, vec!["service/shop/one"]);
     }
 
@@ -701,7 +673,7 @@ mod tests {
             .a("target", "lb.example.net")
             .ingress_ip("1.2.3.5");
         let (eps, failed) = evaluate(cfg(), &cluster_of(vec![bad.build(), good.build()]));
-        assert_eq!(show(&eps), lines(&["good.example.com CNAME lb.example.net"]));
+        assert_eq!(show(&eps), owned(&["good.example.com CNAME lb.example.net"]));
         assert_eq!(failed, vec!["service/shop/bad"]);
     }
 
@@ -725,7 +697,7 @@ mod tests {
             .a("hostname", &format!("web.example.com,{}.example.com", "x".repeat(64)))
             .ingress_ip("1.2.3.4");
         let (eps, failed) = evaluate(cfg(), &one(s));
-        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(show(&eps), owned(&["web.example.com A 1.2.3.4"]));
         assert_eq!(failed, vec!["service/shop/web"]);
     }
 
@@ -760,7 +732,7 @@ mod tests {
         let (eps, failed) = evaluate(cfg(), &c);
         assert_eq!(
             show(&eps),
-            lines(&["alias.example.com CNAME target.example.org", "lb.example.com A 1.2.3.4"])
+            owned(&["alias.example.com CNAME target.example.org", "lb.example.com A 1.2.3.4"])
         );
         assert_eq!(failed, vec!["service/shop/db", "service/shop/np"]);
     }
@@ -772,7 +744,7 @@ mod tests {
             .ingress_ip("1.2.3.4"));
         c.add_undecodable(extdns_informer::ResourceKind::Service, "shop", "broken");
         let (eps, failed) = evaluate(cfg(), &c);
-        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(show(&eps), owned(&["web.example.com A 1.2.3.4"]));
         assert_eq!(failed, vec!["service/shop/broken"]);
     }
 
@@ -789,22 +761,22 @@ mod tests {
             ),
             &one(s),
         );
-        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(show(&eps), owned(&["web.example.com A 1.2.3.4"]));
     }
 
     #[test]
     fn fqdn_target_template_publishes_host_target_pairs_without_labels() {
         let s = Sv::lb("shop", "web").ingress_ip("1.2.3.4");
         let c = ServiceSourceConfig {
-            fqdn_target_template: template(
+            fqdn_target_template: Some(template(
                 "{{.Name}}.example.com:{{.Spec.ClusterIP}},{{.Name}}.example.com:alias.example.net.",
-            ),
+            )),
             ..with_template("{{.Name}}.fallback.example.com", false, false)
         };
         let eps = run(c, &one(s));
         assert_eq!(
             show(&eps),
-            lines(&[
+            owned(&[
                 "web.example.com A 10.96.0.10",
                 "web.example.com CNAME alias.example.net"
             ])
@@ -827,7 +799,7 @@ mod tests {
             .ingress_ip("1.2.3.4");
         let c = configured(|c| c.compatibility = Some(crate::Compatibility::Mate));
         let eps = run(c, &one(s));
-        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(show(&eps), owned(&["web.example.com A 1.2.3.4"]));
         assert_eq!(eps[0].resource(), None);
         assert!(eps[0].labels_as_written().is_empty());
         let web = ObjectKey::new(ResourceKind::Service, "default", "web");
@@ -847,11 +819,11 @@ mod tests {
             .a("ttl", "60")
             .ingress_ip("192.0.2.1");
         let c = ServiceSourceConfig {
-            fqdn_target_template: template("x.example.com:{{.Spec.ClusterIP}}"),
+            fqdn_target_template: Some(template("x.example.com:{{.Spec.ClusterIP}}")),
             ..cfg()
         };
         let eps = run(c, &cluster_of(vec![annotated.build(), templated.build()]));
-        assert_eq!(show(&eps), lines(&["x.example.com A 10.96.0.10,192.0.2.1"]));
+        assert_eq!(show(&eps), owned(&["x.example.com A 10.96.0.10,192.0.2.1"]));
         assert_eq!(eps[0].resource(), None);
         assert!(eps[0].labels_as_written().is_empty());
         assert_eq!(eps[0].ref_objects.len(), 2);
@@ -862,14 +834,14 @@ mod tests {
         let s = Sv::lb("shop", "web")
             .a("hostname", "web.example.com")
             .ingress_ip("1.2.3.4");
-        let target = template("{{.Name}}.internal.example.com:{{.Spec.ClusterIP}}");
+        let target = Some(template("{{.Name}}.internal.example.com:{{.Spec.ClusterIP}}"));
         let alone = configured(|c| c.fqdn_target_template = target.clone());
-        assert_eq!(published(alone, s.clone()), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(published(alone, s.clone()), owned(&["web.example.com A 1.2.3.4"]));
         let mut combined = configured(|c| c.fqdn_target_template = target);
         combined.common.combine_fqdn_annotation = true;
         assert_eq!(
             published(combined, s),
-            lines(&["web.example.com A 1.2.3.4", "web.internal.example.com A 10.96.0.10"])
+            owned(&["web.example.com A 1.2.3.4", "web.internal.example.com A 10.96.0.10"])
         );
     }
 }

@@ -211,7 +211,7 @@ mod tests {
     fn node_port_publishes_the_external_ips_of_every_node() {
         assert_eq!(
             published(cfg(), np(), mixed_nodes()),
-            lines(&["web.example.com A 34.0.0.1,34.0.0.2"])
+            owned(&["web.example.com A 34.0.0.1,34.0.0.2"])
         );
     }
 
@@ -223,7 +223,7 @@ mod tests {
         ];
         assert_eq!(
             published(cfg(), np(), nodes),
-            lines(&["web.example.com A 10.0.0.1", "web.example.com AAAA fd00::2"])
+            owned(&["web.example.com A 10.0.0.1", "web.example.com AAAA fd00::2"])
         );
     }
 
@@ -233,7 +233,7 @@ mod tests {
         assert!(published(cfg(), np().a("access", "public"), nodes).is_empty());
         assert_eq!(
             published(cfg(), np().g("access", "public"), mixed_nodes()),
-            lines(&["web.example.com A 34.0.0.1,34.0.0.2"])
+            owned(&["web.example.com A 34.0.0.1,34.0.0.2"])
         );
     }
 
@@ -241,7 +241,7 @@ mod tests {
     fn node_port_access_private_uses_internal_ips_of_both_families() {
         assert_eq!(
             published(cfg(), np().a("access", "private"), mixed_nodes()),
-            lines(&["web.example.com A 10.0.0.1,10.0.0.2", "web.example.com AAAA fd00::1"])
+            owned(&["web.example.com A 10.0.0.1,10.0.0.2", "web.example.com AAAA fd00::1"])
         );
     }
 
@@ -250,11 +250,11 @@ mod tests {
         let c = configured(|c| c.expose_internal_ipv6 = true);
         assert_eq!(
             published(c.clone(), np(), mixed_nodes()),
-            lines(&["web.example.com A 34.0.0.1,34.0.0.2", "web.example.com AAAA fd00::1"])
+            owned(&["web.example.com A 34.0.0.1,34.0.0.2", "web.example.com AAAA fd00::1"])
         );
         assert_eq!(
             published(c, np().a("access", "public"), mixed_nodes()),
-            lines(&["web.example.com A 34.0.0.1,34.0.0.2", "web.example.com AAAA fd00::1"])
+            owned(&["web.example.com A 34.0.0.1,34.0.0.2", "web.example.com AAAA fd00::1"])
         );
     }
 
@@ -268,7 +268,7 @@ mod tests {
     fn node_port_unschedulable_nodes_are_excluded_by_default() {
         assert_eq!(
             published(cfg(), np(), with_cordoned()),
-            lines(&["web.example.com A 34.0.0.1"])
+            owned(&["web.example.com A 34.0.0.1"])
         );
     }
 
@@ -277,7 +277,7 @@ mod tests {
         let c = configured(|c| c.exclude_unschedulable = false);
         assert_eq!(
             published(c, np(), with_cordoned()),
-            lines(&["web.example.com A 34.0.0.1,34.0.0.3"])
+            owned(&["web.example.com A 34.0.0.1,34.0.0.3"])
         );
     }
 
@@ -307,7 +307,7 @@ mod tests {
     #[test]
     fn node_port_local_traffic_policy_publishes_nodes_running_matching_pods() {
         let eps = run(cfg(), &local_cluster(np()));
-        assert_eq!(show(&eps), lines(&["web.example.com A 34.0.0.1,34.0.0.2"]));
+        assert_eq!(show(&eps), owned(&["web.example.com A 34.0.0.1,34.0.0.2"]));
     }
 
     #[test]
@@ -320,7 +320,7 @@ mod tests {
         let eps = run(cfg(), &cluster(svc, vec![node("n1", &[("ExternalIP", "34.0.0.1")])]));
         assert_eq!(
             show(&eps),
-            lines(&[
+            owned(&[
                 "_web._tcp.web.example.com SRV 0 50 30080 web.example.com. ttl=300",
                 "_web._udp.web.example.com SRV 0 50 30053 web.example.com. ttl=300",
                 "web.example.com A 34.0.0.1 ttl=300",
@@ -340,7 +340,7 @@ mod tests {
             .port(Some("TCP"), Some(30443));
         assert_eq!(
             published(cfg(), svc, vec![]),
-            lines(&["_web._tcp.web.example.com SRV 0 50 30080 web.example.com.,0 50 30443 web.example.com."])
+            owned(&["_web._tcp.web.example.com SRV 0 50 30080 web.example.com.,0 50 30443 web.example.com."])
         );
     }
 
@@ -349,7 +349,7 @@ mod tests {
         let svc = np().a("target", "1.1.1.1").port(None, Some(30080));
         assert_eq!(
             published(cfg(), svc, mixed_nodes()),
-            lines(&["web.example.com A 1.1.1.1"])
+            owned(&["web.example.com A 1.1.1.1"])
         );
     }
 
@@ -360,7 +360,7 @@ mod tests {
             .a("internal-hostname", "i.example.com");
         assert_eq!(
             published(cfg(), svc, mixed_nodes()),
-            lines(&["i.example.com A 34.0.0.1,34.0.0.2"])
+            owned(&["i.example.com A 34.0.0.1,34.0.0.2"])
         );
     }
 
@@ -370,6 +370,6 @@ mod tests {
             node("n1", &[("ExternalIP", "34.0.0.1")]),
             node("n2", &[("ExternalIP", "ec2-34.example")]),
         ];
-        assert_eq!(published(cfg(), np(), nodes), lines(&["web.example.com A 34.0.0.1"]));
+        assert_eq!(published(cfg(), np(), nodes), owned(&["web.example.com A 34.0.0.1"]));
     }
 }

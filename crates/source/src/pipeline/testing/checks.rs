@@ -1,5 +1,4 @@
-//! For sources' tests (feature `test-support`): checks of [`Source::affected`] against full evaluations, and
-//! the configuration every source's tests build (templates, filters, the fields templates have kept).
+//! Checks of [`Source::affected`] and the incremental path against full evaluations.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -7,58 +6,7 @@ use extdns_endpoint::Endpoint;
 use extdns_endpoint::name::name_key;
 use extdns_informer::{ChangeSet, ClusterStore};
 
-use std::sync::Arc;
-
-use extdns_informer::TemplateFields;
-
-use crate::template::{TemplateKind, TemplateUse, template_fields};
-use crate::{ChangedOutput, DesiredIndex, FqdnTemplate, Objects, Pipeline, Selector, Source, SourceConfig};
-
-/// A template of one flag value; panics on one that does not parse (a bug of the test).
-pub fn template(text: &str) -> Arc<FqdnTemplate> {
-    match FqdnTemplate::parse(&[text.to_string()]) {
-        Ok(Some(t)) => Arc::new(t),
-        other => panic!("template {text:?}: {other:?}"),
-    }
-}
-
-/// What every source shares, from `--namespace`, `--annotation-filter`, `--label-filter`, `--fqdn-template`
-/// and `--combine-fqdn-annotation`; panics on a filter that does not parse.
-pub fn common_config(
-    namespace: Option<&str>,
-    annotation_filter: &str,
-    label_filter: &str,
-    fqdn_template: Option<&str>,
-    combine: bool,
-) -> SourceConfig {
-    let parse = |s: &str| Selector::parse(s).unwrap_or_else(|e| panic!("selector {s:?}: {e}"));
-    SourceConfig {
-        namespace: namespace.map(String::from),
-        annotation_filter: parse(annotation_filter),
-        label_filter: parse(label_filter),
-        fqdn_template: fqdn_template.map(template),
-        combine_fqdn_annotation: combine,
-        ..SourceConfig::default()
-    }
-}
-
-/// The fields the informer keeps for `--fqdn-template` and `--fqdn-target-template` (either may be absent)
-/// running on objects of `kind`; panics on a field the kind lacks.
-pub fn kept_fields(
-    kind: TemplateKind,
-    fqdn_template: Option<&FqdnTemplate>,
-    fqdn_target_template: Option<&FqdnTemplate>,
-) -> TemplateFields {
-    let kinds = [kind];
-    let uses: Vec<TemplateUse<'_>> = [
-        ("--fqdn-template", fqdn_template),
-        ("--fqdn-target-template", fqdn_target_template),
-    ]
-    .into_iter()
-    .filter_map(|(flag, t)| Some(TemplateUse::new(flag, t?, &kinds)))
-    .collect();
-    template_fields(&uses).unwrap_or_else(|e| panic!("template fields: {e}"))
-}
+use crate::{ChangedOutput, DesiredIndex, Objects, Pipeline, Source};
 
 /// For sources' tests (feature `test-support`): takes `changes` from `before` to `after` through `pipeline`'s
 /// incremental path and checks it against full evaluations: every name whose endpoints changed is planned, and
@@ -182,32 +130,4 @@ pub async fn endpoints_by_object(source: &dyn Source, cluster: &ClusterStore) ->
         out.entry(f.to_string()).or_default().push_str(" failed");
     }
     out
-}
-
-/// `name TYPE target,target` lines, sorted: endpoints in a form compact to compare.
-pub fn lines(eps: &[Endpoint]) -> Vec<String> {
-    let mut v: Vec<String> = eps
-        .iter()
-        .map(|e| format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(",")))
-        .collect();
-    v.sort();
-    v
-}
-
-/// One endpoint as a line sources' table tests compare: `name TYPE targets` (targets sorted), then
-/// `ttl=N` when configured, the provider-specific properties and `set=<id>` when set.
-pub fn render(e: &Endpoint) -> String {
-    let mut targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-    targets.sort_unstable();
-    let mut s = format!("{} {} {}", e.dns_name, e.record_type, targets.join(","));
-    if e.record_ttl.is_configured() {
-        s.push_str(&format!(" ttl={}", e.record_ttl.0));
-    }
-    for p in e.provider_specific.iter() {
-        s.push_str(&format!(" {}={}", p.name, p.value));
-    }
-    if !e.set_identifier.is_empty() {
-        s.push_str(&format!(" set={}", e.set_identifier));
-    }
-    s
 }
