@@ -12,7 +12,7 @@ use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::view::AMBASSADOR_SERVICE_ANNOTATION;
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
 use extdns_source::annotations::PREFIX_ALPHA;
-use extdns_source::pipeline::testing::{Flags, ga, metadata, rendered};
+use extdns_source::pipeline::testing::{Flags, ga, metadata, rendered_labelled};
 use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
 
@@ -123,7 +123,7 @@ fn run(flags: &Flags, hosts: &[Fake], services: &[Value]) -> Vec<String> {
     let (src, store) = source_and_store(flags, hosts, services);
     let out = futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates");
     assert!(out.failed.is_empty(), "{:?}", out.failed);
-    rendered(&out.endpoints)
+    rendered_labelled(&out.endpoints)
 }
 
 fn case(flags: Flags, hosts: &[Fake], services: &[Value], expected: &[&str]) {
@@ -551,7 +551,7 @@ fn a_v2_host_publishes_as_a_v3alpha1_one() {
     let store = loader.finish().store;
     let out = futures::executor::block_on(AmbassadorHostSource::default().evaluate_all(&store)).expect("evaluates");
     assert_eq!(
-        rendered(&out.endpoints),
+        rendered_labelled(&out.endpoints),
         vec![format!("www.example.org A 1.1.1.1 {R}/old")]
     );
 }
