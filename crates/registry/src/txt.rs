@@ -115,6 +115,11 @@ impl Ownership {
         &self.wildcard_replacement
     }
 
+    /// Whether ownership records are written encrypted (`--txt-encrypt-enabled`).
+    pub fn encrypts(&self) -> bool {
+        self.encrypt
+    }
+
     /// The key ownership records are read with, if one was given.
     pub fn key(&self) -> Option<&AesKey> {
         self.key.as_ref()
