@@ -145,6 +145,8 @@ pub struct Metrics {
     writes: Family<SyncKindLabel, Counter>,
     webhook: [CallGauges; 3],
     requests: Arc<RequestDurations>,
+    /// Shared names (issue 47): owners pruned, conflicts refused, heartbeats written.
+    shared: SharedCounters,
     /// Whether `/readyz` answers 200: set once this replica completed a full sync (or, following a leader
     /// of a shared provider, once its informers synced), never cleared.
     ready: AtomicBool,
@@ -194,6 +196,7 @@ impl Metrics {
             writes: Family::default(),
             webhook: Default::default(),
             requests: Arc::default(),
+            shared: SharedCounters::default(),
             registry: Registry::default(),
             extras: Registry::default(),
             ready: AtomicBool::new(false),
@@ -218,6 +221,7 @@ impl Metrics {
         }
         if per_sync {
             m.register_extdns_per_sync(extdns);
+            m.register_shared(extdns);
         }
         let registry = root.sub_registry_with_prefix(PREFIX);
         if process {
@@ -354,6 +358,25 @@ impl Metrics {
                 gauges.requests.clone(),
             );
         }
+    }
+
+    /// The shared names' counters (`extdns_shared_*_total`, docs/shared-names.md).
+    fn register_shared(&self, r: &mut Registry) {
+        r.register(
+            "shared_owners_pruned",
+            "Owners of shared names pruned for a heartbeat older than --shared-owner-ttl, one per owner and record",
+            self.shared.owners_pruned.clone(),
+        );
+        r.register(
+            "shared_conflicts",
+            "Shared-name conflicts refused: a plain and a shared owner on one name, or two processes under one owner id",
+            self.shared.conflicts.clone(),
+        );
+        r.register(
+            "shared_heartbeats_written",
+            "Shared-name heartbeats written (one per owner and domain per interval at rest)",
+            self.shared.heartbeats_written.clone(),
+        );
     }
 
     /// Registers metrics of a part the binary wires in (the built-in DNS server's), under `prefix`
@@ -633,6 +656,27 @@ fn set_by_source(family: &Family<SourceLabels, Gauge>, counts: &BTreeMap<(String
                 source_type: source_type.clone(),
             })
             .set(count_i64(*n));
+    }
+}
+
+/// The shared names' counters ([`extdns_registry::shared::SharedMetrics`]).
+#[derive(Debug, Default)]
+struct SharedCounters {
+    owners_pruned: Counter,
+    conflicts: Counter,
+    heartbeats_written: Counter,
+}
+
+impl extdns_registry::shared::SharedMetrics for Metrics {
+    fn count(&self, what: extdns_registry::shared::SharedCount, n: u64) {
+        use extdns_registry::shared::SharedCount;
+        let counter = match what {
+            SharedCount::OwnersPruned => &self.shared.owners_pruned,
+            SharedCount::Conflicts => &self.shared.conflicts,
+            SharedCount::HeartbeatsWritten => &self.shared.heartbeats_written,
+            _ => return,
+        };
+        counter.inc_by(n);
     }
 }
 

@@ -679,6 +679,11 @@ pub struct RegistryFlags {
     /// record per record. Either way migrates what the other wrote (docs/ownership-metadata.md).
     #[arg(long, value_name = "STORE", value_enum, default_value_t = OwnershipStoreName::Txt)]
     pub txt_ownership: OwnershipStoreName,
+    // --shared-owner-ttl (issue 47): shared names, docs/shared-names.md.
+    /// An owner of shared names whose heartbeat is older than this is dead: the other owners prune its
+    /// targets. At least three --interval.
+    #[arg(long, value_name = "DURATION", default_value = "10m0s", value_parser = duration::parse)]
+    pub shared_owner_ttl: Duration,
 }
 
 names! {

@@ -209,6 +209,9 @@ pub struct TxtRegistryConfig {
     /// `--txt-ownership`: where ownership is written (TXT records, or the records' own metadata where
     /// the provider keeps some: [`crate::MetadataRegistry`]).
     pub store: OwnershipStore,
+    /// Shared names (`--shared-owner-ttl`, the heartbeat period): the [`crate::SharedRegistry`] built over
+    /// this registry.
+    pub shared: crate::SharedConfig,
 }
 
 impl TxtRegistryConfig {
@@ -219,6 +222,7 @@ impl TxtRegistryConfig {
             managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Cname],
             excluded_types: Vec::new(),
             store: OwnershipStore::Txt,
+            shared: crate::SharedConfig::default(),
         }
     }
 

@@ -13,7 +13,7 @@ use extdns_leader::LeaseTiming;
 use extdns_provider::Provider;
 use extdns_provider::http::{Observe, Observer};
 use extdns_registry::{
-    MetadataRegistry, NoopRegistry, OwnershipStore, Registry, TxtRegistry, TxtRegistryConfig, metadata,
+    MetadataRegistry, NoopRegistry, OwnershipStore, Registry, SharedRegistry, TxtRegistry, TxtRegistryConfig, metadata,
 };
 use extdns_registry_crd::{CrdRegistry, CrdRegistryConfig};
 use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry};
@@ -157,6 +157,9 @@ pub enum RegistryError {
     /// external-dns has this registry; extdns does not.
     #[error("registry {0} is not supported by extdns yet")]
     Unsupported(&'static str),
+    /// The shared names' settings or owner id are refused (docs/shared-names.md).
+    #[error(transparent)]
+    Shared(#[from] extdns_registry::shared::SharedConfigError),
 }
 
 /// Everything but the provider: the source pipeline, the cluster view it reads, the registry and the loop's
@@ -240,7 +243,13 @@ pub fn build_registry(
         {
             Ok(Arc::new(MetadataRegistry::new(provider, (**config).clone())?))
         }
-        RegistrySettings::Txt(config) => Ok(Arc::new(TxtRegistry::new(provider, (**config).clone()))),
+        // Shared names (issue 47) over the TXT registry: names not marked shared pass through untouched.
+        RegistrySettings::Txt(config) => {
+            let txt: Arc<dyn Registry> = Arc::new(TxtRegistry::new(provider.clone(), (**config).clone()));
+            let shared = SharedRegistry::new(txt, provider, &config.ownership, config.shared.clone())?
+                .with_metrics(metrics.clone());
+            Ok(Arc::new(shared))
+        }
         RegistrySettings::Noop => Ok(Arc::new(NoopRegistry::new(provider))),
         RegistrySettings::Dynamodb(config) => {
             let mut config = (**config).clone();

@@ -423,6 +423,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
             config.managed_types = managed_types.clone();
             config.excluded_types = excluded_types.clone();
             config.store = registry::store(flags, &provider)?;
+            config.shared = shared_names(flags)?;
             RegistrySettings::Txt(Box::new(config))
         }
         RegistryName::Noop => RegistrySettings::Noop,
@@ -590,3 +591,14 @@ fn tls_path(s: &str) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests;
+
+/// The shared names' settings (issue 47, docs/shared-names.md): `--shared-owner-ttl`, and the heartbeat
+/// every `--interval`; a TTL under three intervals would prune live owners.
+fn shared_names(flags: &Flags) -> Result<extdns_registry::SharedConfig, ValidationError> {
+    let config = extdns_registry::SharedConfig {
+        owner_ttl: flags.registry.shared_owner_ttl,
+        heartbeat_every: flags.control.interval,
+    };
+    config.check().map_err(|e| ValidationError(e.to_string()))?;
+    Ok(config)
+}

@@ -10,7 +10,7 @@ use extdns_provider::{ReadState, Unit};
 use super::format::{Format, Heartbeat, SharedValue};
 use super::view::{Key, SharedView, Stored};
 use super::write::record_change;
-use super::{Foreign, SharedRegistry, SharedStats};
+use super::{Foreign, SharedCount, SharedRegistry};
 use crate::{RegistryError, Snapshot};
 
 /// One maintenance pass's writes, and how to fold them into the view once written.
@@ -56,9 +56,9 @@ impl SharedRegistry {
         self.provider.apply(snapshot.provider_state(), &units).await?;
         drop(units);
         let written = plan.beats.iter().filter(|c| !matches!(c, Change::Delete(_))).count();
-        SharedStats::add(&self.stats.heartbeats_written, written as u64);
+        self.count(SharedCount::HeartbeatsWritten, written as u64);
         for p in &plan.prunes {
-            SharedStats::add(&self.stats.owners_pruned, p.dead.len() as u64);
+            self.count(SharedCount::OwnersPruned, p.dead.len() as u64);
             tracing::info!(
                 name = %p.key.0, record_type = %p.key.1, dead_owners = ?p.dead, ttl = ?self.config.owner_ttl,
                 "pruned owners whose heartbeat is older than --shared-owner-ttl from a shared name"
@@ -193,7 +193,7 @@ impl SharedRegistry {
                 false
             }
             Some(f) => {
-                SharedStats::add(&self.stats.conflicts, 1);
+                self.count(SharedCount::Conflicts, 1);
                 tracing::warn!(
                     domain, owner = %self.owner, theirs = %h.instance, previously = %f.instance, ours = %self.instance,
                     "shared name conflict: another live process writes heartbeats under our owner id; nothing \

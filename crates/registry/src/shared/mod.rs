@@ -36,6 +36,19 @@ pub struct SharedConfig {
     pub heartbeat_every: Duration,
 }
 
+impl SharedConfig {
+    /// Refuses a TTL that would prune a live owner between two of its heartbeats (under three periods).
+    pub fn check(&self) -> Result<(), SharedConfigError> {
+        if self.owner_ttl < self.heartbeat_every * 3 {
+            return Err(SharedConfigError::TtlTooShort {
+                ttl: self.owner_ttl,
+                every: self.heartbeat_every,
+            });
+        }
+        Ok(())
+    }
+}
+
 impl Default for SharedConfig {
     /// A ten-minute TTL over external-dns's one-minute interval: ten missed heartbeats before pruning.
     fn default() -> Self {
@@ -91,9 +104,33 @@ impl SharedStats {
         self.heartbeats_written.load(Ordering::Relaxed)
     }
 
-    fn add(counter: &AtomicU64, n: u64) {
+    fn add(&self, what: SharedCount, n: u64) {
+        let counter = match what {
+            SharedCount::OwnersPruned => &self.owners_pruned,
+            SharedCount::Conflicts => &self.conflicts,
+            SharedCount::HeartbeatsWritten => &self.heartbeats_written,
+        };
         counter.fetch_add(n, Ordering::Relaxed);
     }
+}
+
+/// What [`SharedMetrics`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SharedCount {
+    /// Dead owners pruned from a shared record (`extdns_shared_owners_pruned_total`).
+    OwnersPruned,
+    /// Conflicts refused (`extdns_shared_conflicts_total`).
+    Conflicts,
+    /// Heartbeats written (`extdns_shared_heartbeats_written_total`).
+    HeartbeatsWritten,
+}
+
+/// Where the shared names' counts go besides [`SharedStats`] (the controller's Prometheus metrics; the
+/// registry depends on no metrics library).
+pub trait SharedMetrics: Send + Sync {
+    /// `n` more of `what`.
+    fn count(&self, what: SharedCount, n: u64);
 }
 
 /// The clock in Unix seconds; a function so tests can move it.
@@ -135,6 +172,7 @@ pub struct SharedRegistry {
     clock: Clock,
     state: Mutex<State>,
     stats: Arc<SharedStats>,
+    metrics: Option<Arc<dyn SharedMetrics>>,
 }
 
 impl std::fmt::Debug for SharedRegistry {
@@ -154,12 +192,7 @@ impl SharedRegistry {
         ownership: &Ownership,
         config: SharedConfig,
     ) -> Result<SharedRegistry, SharedConfigError> {
-        if config.owner_ttl < config.heartbeat_every * 3 {
-            return Err(SharedConfigError::TtlTooShort {
-                ttl: config.owner_ttl,
-                every: config.heartbeat_every,
-            });
-        }
+        config.check()?;
         Format::check_owner(ownership.owner_id())?;
         Ok(SharedRegistry {
             inner,
@@ -175,6 +208,7 @@ impl SharedRegistry {
             clock: system_clock(),
             state: Mutex::new(State::default()),
             stats: Arc::default(),
+            metrics: None,
         })
     }
 
@@ -185,9 +219,26 @@ impl SharedRegistry {
         self
     }
 
-    /// The counters, shared with the metrics.
+    /// The same, counting into `metrics` too.
+    pub fn with_metrics(mut self, metrics: Arc<dyn SharedMetrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The counters.
     pub fn stats(&self) -> Arc<SharedStats> {
         self.stats.clone()
+    }
+
+    /// Counts `n` more of `what`.
+    fn count(&self, what: SharedCount, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.stats.add(what, n);
+        if let Some(m) = &self.metrics {
+            m.count(what, n);
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

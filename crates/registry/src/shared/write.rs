@@ -7,7 +7,7 @@ use extdns_provider::{ChangeFailure, ReadState, Unit};
 
 use super::format::{Contribution, Heartbeat};
 use super::view::{Key, SharedView, key_of};
-use super::{SharedRegistry, SharedStats};
+use super::{SharedCount, SharedRegistry};
 use crate::{RegistryError, Snapshot};
 
 /// The plan's changes sorted: plain ones for the TXT registry, shared ones for us, and refused ones.
@@ -87,7 +87,7 @@ impl SharedRegistry {
     /// A conflict on `e`'s name between `theirs` and `ours`: warned, counted; the refusal carries it to the
     /// object's Event.
     fn conflict(&self, e: &Endpoint, theirs: &str, ours: &str) {
-        SharedStats::add(&self.stats.conflicts, 1);
+        self.count(SharedCount::Conflicts, 1);
         tracing::warn!(
             name = %e.dns_name, record_type = %e.record_type, theirs, ours, owner = %self.owner,
             "shared name conflict: nothing is written for this name"
@@ -138,7 +138,7 @@ impl SharedRegistry {
             return Ok(withheld);
         }
         self.provider.apply(read, &units).await?;
-        SharedStats::add(&self.stats.heartbeats_written, beats.len() as u64);
+        self.count(SharedCount::HeartbeatsWritten, beats.len() as u64);
         Ok(withheld)
     }
 
