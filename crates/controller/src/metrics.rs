@@ -659,24 +659,28 @@ fn set_by_source(family: &Family<SourceLabels, Gauge>, counts: &BTreeMap<(String
     }
 }
 
-/// The shared names' counters ([`extdns_registry::shared::SharedMetrics`]).
+/// The shared names' counters ([`extdns_registry::shared::SharedMetrics`]): labelled families, so a process
+/// that never shares a name scrapes as it did before (an empty family is not exposed).
 #[derive(Debug, Default)]
 struct SharedCounters {
-    owners_pruned: Counter,
-    conflicts: Counter,
-    heartbeats_written: Counter,
+    /// By the pruned owner's id.
+    owners_pruned: Family<Vec<(&'static str, String)>, Counter>,
+    /// By kind (`plain_owner`, `instance`).
+    conflicts: Family<Vec<(&'static str, String)>, Counter>,
+    /// By domain.
+    heartbeats_written: Family<Vec<(&'static str, String)>, Counter>,
 }
 
 impl extdns_registry::shared::SharedMetrics for Metrics {
-    fn count(&self, what: extdns_registry::shared::SharedCount, n: u64) {
+    fn count(&self, what: extdns_registry::shared::SharedCount, label: &str, n: u64) {
         use extdns_registry::shared::SharedCount;
-        let counter = match what {
-            SharedCount::OwnersPruned => &self.shared.owners_pruned,
-            SharedCount::Conflicts => &self.shared.conflicts,
-            SharedCount::HeartbeatsWritten => &self.shared.heartbeats_written,
+        let (family, key) = match what {
+            SharedCount::OwnersPruned => (&self.shared.owners_pruned, "owner"),
+            SharedCount::Conflicts => (&self.shared.conflicts, "kind"),
+            SharedCount::HeartbeatsWritten => (&self.shared.heartbeats_written, "domain"),
             _ => return,
         };
-        counter.inc_by(n);
+        family.get_or_create(&vec![(key, label.to_string())]).inc_by(n);
     }
 }
 
@@ -1007,5 +1011,24 @@ mod tests {
             let per = start.elapsed() / (2 * runs);
             println!("{what}: {per:?} per scrape, {} bytes", bytes / 2);
         }
+    }
+
+    #[test]
+    fn shared_name_counts_are_scraped_once_counted() {
+        use extdns_registry::shared::{SharedCount, SharedMetrics};
+        let m = Metrics::new("1.2.3", "abc");
+        assert!(!m.encode().contains("extdns_shared_"));
+        m.count(SharedCount::OwnersPruned, "cluster-b", 2);
+        m.count(SharedCount::Conflicts, "instance", 1);
+        let text = m.encode();
+        assert!(
+            text.contains("\nextdns_shared_owners_pruned_total{owner=\"cluster-b\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nextdns_shared_conflicts_total{kind=\"instance\"} 1\n"),
+            "{text}"
+        );
+        assert!(!text.contains("extdns_shared_heartbeats_written_total "), "{text}");
     }
 }

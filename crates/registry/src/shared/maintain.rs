@@ -55,10 +55,14 @@ impl SharedRegistry {
         }
         self.provider.apply(snapshot.provider_state(), &units).await?;
         drop(units);
-        let written = plan.beats.iter().filter(|c| !matches!(c, Change::Delete(_))).count();
-        self.count(SharedCount::HeartbeatsWritten, written as u64);
+        for c in plan.beats.iter().filter(|c| !matches!(c, Change::Delete(_))) {
+            let domain = c.endpoint().dns_name.splitn(3, '.').nth(2).unwrap_or_default();
+            self.count(SharedCount::HeartbeatsWritten, domain, 1);
+        }
         for p in &plan.prunes {
-            self.count(SharedCount::OwnersPruned, p.dead.len() as u64);
+            for dead in &p.dead {
+                self.count(SharedCount::OwnersPruned, dead, 1);
+            }
             tracing::info!(
                 name = %p.key.0, record_type = %p.key.1, dead_owners = ?p.dead, ttl = ?self.config.owner_ttl,
                 "pruned owners whose heartbeat is older than --shared-owner-ttl from a shared name"
@@ -193,7 +197,7 @@ impl SharedRegistry {
                 false
             }
             Some(f) => {
-                self.count(SharedCount::Conflicts, 1);
+                self.count(SharedCount::Conflicts, "instance", 1);
                 tracing::warn!(
                     domain, owner = %self.owner, theirs = %h.instance, previously = %f.instance, ours = %self.instance,
                     "shared name conflict: another live process writes heartbeats under our owner id; nothing \

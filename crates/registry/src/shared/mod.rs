@@ -114,23 +114,25 @@ impl SharedStats {
     }
 }
 
-/// What [`SharedMetrics`] counts.
+/// What [`SharedMetrics`] counts, each with one label value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SharedCount {
-    /// Dead owners pruned from a shared record (`extdns_shared_owners_pruned_total`).
+    /// Dead owners pruned from a shared record (`extdns_shared_owners_pruned_total`), by the pruned
+    /// owner's id.
     OwnersPruned,
-    /// Conflicts refused (`extdns_shared_conflicts_total`).
+    /// Conflicts refused (`extdns_shared_conflicts_total`), by kind: `plain_owner` (a plain and a shared
+    /// owner on one name) or `instance` (two processes under one owner id).
     Conflicts,
-    /// Heartbeats written (`extdns_shared_heartbeats_written_total`).
+    /// Heartbeats written (`extdns_shared_heartbeats_written_total`), by domain.
     HeartbeatsWritten,
 }
 
 /// Where the shared names' counts go besides [`SharedStats`] (the controller's Prometheus metrics; the
 /// registry depends on no metrics library).
 pub trait SharedMetrics: Send + Sync {
-    /// `n` more of `what`.
-    fn count(&self, what: SharedCount, n: u64);
+    /// `n` more of `what`, for `label` (what [`SharedCount`] says each is labelled by).
+    fn count(&self, what: SharedCount, label: &str, n: u64);
 }
 
 /// The clock in Unix seconds; a function so tests can move it.
@@ -230,14 +232,14 @@ impl SharedRegistry {
         self.stats.clone()
     }
 
-    /// Counts `n` more of `what`.
-    fn count(&self, what: SharedCount, n: u64) {
+    /// Counts `n` more of `what` for `label`.
+    fn count(&self, what: SharedCount, label: &str, n: u64) {
         if n == 0 {
             return;
         }
         self.stats.add(what, n);
         if let Some(m) = &self.metrics {
-            m.count(what, n);
+            m.count(what, label, n);
         }
     }
 

@@ -40,7 +40,7 @@ impl SharedRegistry {
             if !is_shared {
                 if e.set_identifier.is_empty() && view.contributions.contains_key(&key) {
                     let owners = owners(view, &key);
-                    self.conflict(e, &format!("shared by {owners}"), "a plain record");
+                    self.conflict(e, "plain_owner", &format!("shared by {owners}"), "a plain record");
                     split.withheld.push(refuse(format!(
                         "not written: the name is shared by {owners}; a plain record would take it from them \
                          (mark it shared in this cluster too, or remove it from theirs)"
@@ -59,7 +59,7 @@ impl SharedRegistry {
                 continue;
             }
             if let Some(plain) = view.plain_owner.get(&key) {
-                self.conflict(e, &format!("plain owner {plain:?}"), &owners(view, &key));
+                self.conflict(e, "plain_owner", &format!("plain owner {plain:?}"), &owners(view, &key));
                 split.withheld.push(refuse(format!(
                     "not written: the name has both a plain ownership record (owner {plain:?}) and shared owners \
                      ({}); remove one of them",
@@ -70,6 +70,7 @@ impl SharedRegistry {
             if let Some(f) = self.lock().foreign.get(&self.domain_of(read, &e.dns_name)) {
                 self.conflict(
                     e,
+                    "instance",
                     &format!("instance {}", f.instance),
                     &format!("instance {}", self.instance),
                 );
@@ -86,8 +87,8 @@ impl SharedRegistry {
 
     /// A conflict on `e`'s name between `theirs` and `ours`: warned, counted; the refusal carries it to the
     /// object's Event.
-    fn conflict(&self, e: &Endpoint, theirs: &str, ours: &str) {
-        self.count(SharedCount::Conflicts, 1);
+    fn conflict(&self, e: &Endpoint, kind: &str, theirs: &str, ours: &str) {
+        self.count(SharedCount::Conflicts, kind, 1);
         tracing::warn!(
             name = %e.dns_name, record_type = %e.record_type, theirs, ours, owner = %self.owner,
             "shared name conflict: nothing is written for this name"
@@ -138,7 +139,9 @@ impl SharedRegistry {
             return Ok(withheld);
         }
         self.provider.apply(read, &units).await?;
-        self.count(SharedCount::HeartbeatsWritten, beats.len() as u64);
+        for domain in &beat_domains {
+            self.count(SharedCount::HeartbeatsWritten, domain, 1);
+        }
         Ok(withheld)
     }
 
