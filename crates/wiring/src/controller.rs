@@ -14,6 +14,7 @@ use extdns_provider::Provider;
 use extdns_provider::http::{Observe, Observer};
 use extdns_registry::{
     MetadataRegistry, NoopRegistry, OwnershipStore, Registry, SharedRegistry, TxtRegistry, TxtRegistryConfig, metadata,
+    shared::SharedMetrics,
 };
 use extdns_registry_crd::{CrdRegistry, CrdRegistryConfig};
 use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry};
@@ -244,12 +245,9 @@ pub fn build_registry(
             Ok(Arc::new(MetadataRegistry::new(provider, (**config).clone())?))
         }
         // Shared names (issue 47) over the TXT registry: names not marked shared pass through untouched.
-        RegistrySettings::Txt(config) => {
-            let txt: Arc<dyn Registry> = Arc::new(TxtRegistry::new(provider.clone(), (**config).clone()));
-            let shared = SharedRegistry::new(txt, provider, &config.ownership, config.shared.clone())?
-                .with_metrics(metrics.clone());
-            Ok(Arc::new(shared))
-        }
+        RegistrySettings::Txt(config) => Ok(Arc::new(
+            shared_registry(config, provider)?.with_metrics(metrics.clone() as Arc<dyn SharedMetrics>),
+        )),
         RegistrySettings::Noop => Ok(Arc::new(NoopRegistry::new(provider))),
         RegistrySettings::Dynamodb(config) => {
             let mut config = (**config).clone();
@@ -259,6 +257,21 @@ pub fn build_registry(
         RegistrySettings::Crd(_) => Err(RegistryError::NeedsClient),
         RegistrySettings::Unsupported(name) => Err(RegistryError::Unsupported(name)),
     }
+}
+
+/// The TXT registry over `provider` with the shared-name layer over it (issue 47, docs/shared-names.md), as
+/// the controller runs it and `extdns plan` previews its shared names.
+pub fn shared_registry(
+    config: &TxtRegistryConfig,
+    provider: Arc<dyn Provider>,
+) -> Result<SharedRegistry, RegistryError> {
+    let txt: Arc<dyn Registry> = Arc::new(TxtRegistry::new(provider.clone(), config.clone()));
+    Ok(SharedRegistry::new(
+        txt,
+        provider,
+        &config.ownership,
+        config.shared.clone(),
+    )?)
 }
 
 /// The CRD registry, with a client of its own (the watches' connections stay theirs) in its configured

@@ -595,10 +595,7 @@ mod tests;
 /// The shared names' settings (issue 47, docs/shared-names.md): `--shared-owner-ttl`, and the heartbeat
 /// every `--interval`; a TTL under three intervals would prune live owners.
 fn shared_names(flags: &Flags) -> Result<extdns_registry::SharedConfig, ValidationError> {
-    let config = extdns_registry::SharedConfig {
-        owner_ttl: flags.registry.shared_owner_ttl,
-        heartbeat_every: flags.control.interval,
-    };
+    let config = extdns_registry::SharedConfig::new(flags.registry.shared_owner_ttl, flags.control.interval);
     config.check().map_err(|e| ValidationError(e.to_string()))?;
     Ok(config)
 }

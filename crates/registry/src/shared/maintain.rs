@@ -15,7 +15,7 @@ use crate::{RegistryError, Snapshot};
 
 /// One maintenance pass's writes, and how to fold them into the view once written.
 #[derive(Default)]
-struct Plan {
+pub(super) struct Plan {
     /// Our heartbeats: created, rewritten or deleted.
     beats: Vec<Change>,
     /// Per pruned record: the record's change (to the live owners' union), then the dead owners'
@@ -36,6 +36,16 @@ struct Prune {
     dead: Vec<String>,
 }
 
+impl Plan {
+    /// The (record, owner) pairs this pass prunes.
+    pub(super) fn pruned(&self) -> Vec<(&Key, &String)> {
+        self.prunes
+            .iter()
+            .flat_map(|p| p.dead.iter().map(move |o| (&p.key, o)))
+            .collect()
+    }
+}
+
 impl SharedRegistry {
     /// Writes the heartbeats due and prunes dead owners; returns whether anything was written. `snapshot`
     /// is folded to read as the zone now is.
@@ -43,7 +53,7 @@ impl SharedRegistry {
         let Some(view) = snapshot.registry_state::<SharedView>() else {
             return Ok(false);
         };
-        let plan = self.plan_maintenance(view, snapshot.provider_state())?;
+        let plan = self.plan_maintenance(view, snapshot.provider_state(), false)?;
         let mut units: Vec<Unit<'_>> = plan.beats.iter().map(Unit::new).collect();
         for p in &plan.prunes {
             units.extend(p.record.iter().map(Unit::new));
@@ -79,8 +89,14 @@ impl SharedRegistry {
     /// stops us in that domain: we wait two periods by our own clock, and take over only if it has not moved
     /// (a restart of ours); if it moves, that is a second live process, a conflict. Pruning: on every name we
     /// contribute to, the owners whose heartbeat is missing or older than the TTL; we are alive, so never the
-    /// last owner.
-    fn plan_maintenance(&self, view: &SharedView, read: &ReadState) -> Result<Plan, RegistryError> {
+    /// last owner. A `preview` (`extdns plan`, often run beside the live process under the same owner id)
+    /// is never stopped by another instance's heartbeat and remembers nothing.
+    pub(super) fn plan_maintenance(
+        &self,
+        view: &SharedView,
+        read: &ReadState,
+        preview: bool,
+    ) -> Result<Plan, RegistryError> {
         let now = (self.clock)();
         let ttl = self.config.owner_ttl.as_secs();
         let every = self.config.heartbeat_every.as_secs();
@@ -106,6 +122,7 @@ impl SharedRegistry {
                             .push(Change::update(stored(h), self.heartbeat_record(domain)?));
                     }
                 }
+                Some(_) if preview => {}
                 Some(h) => {
                     if self.may_take_over(domain, &h.value, now, ttl, every) {
                         plan.beats

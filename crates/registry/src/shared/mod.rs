@@ -7,6 +7,7 @@
 
 mod format;
 mod maintain;
+mod preview;
 #[cfg(test)]
 mod tests;
 mod view;
@@ -22,6 +23,7 @@ use extdns_endpoint::{Change, DomainFilter, Endpoint, shared};
 use extdns_provider::{Provider, ReadState, zone::Placement};
 
 pub use format::{Contribution, Format, FormatError, Heartbeat, SharedValue};
+pub use preview::{OwnerShare, SharedName};
 use view::SharedView;
 
 use crate::{Ownership, Registry, RegistryError, Snapshot, Written};
@@ -37,6 +39,14 @@ pub struct SharedConfig {
 }
 
 impl SharedConfig {
+    /// A TTL of `owner_ttl` with a heartbeat every `heartbeat_every`, unchecked ([`SharedConfig::check`]).
+    pub fn new(owner_ttl: Duration, heartbeat_every: Duration) -> Self {
+        SharedConfig {
+            owner_ttl,
+            heartbeat_every,
+        }
+    }
+
     /// Refuses a TTL that would prune a live owner between two of its heartbeats (under three periods).
     pub fn check(&self) -> Result<(), SharedConfigError> {
         if self.owner_ttl < self.heartbeat_every * 3 {

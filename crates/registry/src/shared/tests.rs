@@ -524,3 +524,36 @@ fn names_and_values_match_the_specification() -> Res {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn the_preview_shows_each_owners_contribution_and_what_pruning_would_do() -> Res {
+    let zone = Counting::zone();
+    let now = Arc::new(AtomicU64::new(1_000_000));
+    let (a, b) = (owner(&zone, "cluster-a", &now)?, owner(&zone, "cluster-b", &now)?);
+    sync(&a, &[shared_a("web.example.org", &["192.0.2.1"], "web")]).await?;
+    sync(&b, &[shared_a("web.example.org", &["192.0.2.2"], "web")]).await?;
+    now.fetch_add(601, Ordering::Relaxed);
+    zone.take();
+    let shown = a.preview(&a.records().await?);
+    assert_eq!(zone.take(), 0, "a preview writes nothing");
+    assert_eq!(shown.len(), 1);
+    let web = &shown[0];
+    assert_eq!(
+        (web.name.as_str(), &web.record_type),
+        ("web.example.org", &RecordType::A)
+    );
+    assert_eq!(web.published, ["192.0.2.1", "192.0.2.2"]);
+    let parts: Vec<(&str, &[String], Option<u64>, bool)> = web
+        .owners
+        .iter()
+        .map(|o| (o.owner.as_str(), o.targets.as_slice(), o.heartbeat_age, o.pruned))
+        .collect();
+    assert_eq!(
+        parts,
+        [
+            ("cluster-a", &["192.0.2.1".to_string()][..], Some(601), false),
+            ("cluster-b", &["192.0.2.2".to_string()][..], Some(601), true),
+        ]
+    );
+    Ok(())
+}
