@@ -70,6 +70,10 @@ impl SharedRegistry {
             self.count(SharedCount::HeartbeatsWritten, domain, 1);
         }
         for p in &plan.prunes {
+            if p.dead.is_empty() {
+                tracing::info!(name = %p.key.0, record_type = %p.key.1, "shared record rewritten to its owners' union");
+                continue;
+            }
             for dead in &p.dead {
                 self.count(SharedCount::OwnersPruned, dead, 1);
             }
@@ -158,6 +162,18 @@ impl SharedRegistry {
                 .filter(|o| **o != self.owner && dead(domain, o))
                 .collect();
             if gone.is_empty() {
+                // No one to prune, but two owners writing at once may have left the record without the
+                // other's latest targets: repaired here, a write only when the record differs from the union.
+                let union = view.union(key, |_| true);
+                let template = Endpoint::new(&key.0, key.1.clone(), std::iter::empty::<&str>());
+                if let Some(record) = record_change(view.records.get(key), key, &union, &template) {
+                    plan.prunes.push(Prune {
+                        key: key.clone(),
+                        record: Some(record),
+                        deletes: Vec::new(),
+                        dead: Vec::new(),
+                    });
+                }
                 continue;
             }
             for o in &gone {

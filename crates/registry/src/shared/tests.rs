@@ -557,3 +557,22 @@ async fn the_preview_shows_each_owners_contribution_and_what_pruning_would_do() 
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_record_that_lost_an_owners_targets_is_repaired_by_the_upkeep() -> Res {
+    let zone = Counting::zone();
+    let now = Arc::new(AtomicU64::new(1_000_000));
+    let (a, b) = (owner(&zone, "cluster-a", &now)?, owner(&zone, "cluster-b", &now)?);
+    let web_a = [shared_a("web.example.org", &["192.0.2.1"], "web")];
+    sync(&a, &web_a).await?;
+    sync(&b, &[shared_a("web.example.org", &["192.0.2.2"], "web")]).await?;
+    // A write racing b's left only a's target in the record; b's contribution is intact.
+    let held = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]);
+    let raced = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]);
+    extdns_provider::apply_changes(&zone.inner, &[Change::update(held, raced)]).await?;
+    now.fetch_add(60, Ordering::Relaxed);
+    sync(&a, &web_a).await?;
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1", "192.0.2.2"]);
+    assert_eq!(a.stats().owners_pruned(), 0);
+    Ok(())
+}
