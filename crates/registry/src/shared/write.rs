@@ -5,7 +5,7 @@ use extdns_endpoint::{Change, Endpoint, RecordType, Targets, label, shared};
 use extdns_provider::failure::FailureKind;
 use extdns_provider::{ChangeFailure, ReadState, Unit};
 
-use super::format::{Contribution, Heartbeat};
+use super::format::{Contribution, FormatError, Heartbeat};
 use super::view::{Key, SharedView, key_of};
 use super::{SharedCount, SharedRegistry};
 use crate::{RegistryError, Snapshot};
@@ -121,7 +121,11 @@ impl SharedRegistry {
                     }
                     pairs.push(p);
                 }
-                Err(why) => withheld.push(ChangeFailure::new(c.endpoint(), FailureKind::Refused, why)),
+                Err(why) => withheld.push(ChangeFailure::new(
+                    c.endpoint(),
+                    FailureKind::Refused,
+                    format!("not written: {why}"),
+                )),
             }
         }
         let mut units: Vec<Unit<'_>> = beats.iter().map(Unit::new).collect();
@@ -164,7 +168,7 @@ impl SharedRegistry {
 
     /// What change `c` sends: our contribution as it becomes, and the record as the union of it with every
     /// other owner's.
-    fn pair(&self, view: &SharedView, c: &Change) -> Result<Pair, String> {
+    fn pair(&self, view: &SharedView, c: &Change) -> Result<Pair, FormatError> {
         let e = c.endpoint();
         let key = key_of(e);
         let ours = match c {
@@ -209,11 +213,8 @@ impl SharedRegistry {
     }
 
     /// Our contribution record stating `c`, for the record `e`.
-    fn contribution_record(&self, c: &Contribution, e: &Endpoint) -> Result<Endpoint, String> {
-        let value = self
-            .format
-            .contribution_value(c)
-            .map_err(|err| format!("not written: {err}"))?;
+    fn contribution_record(&self, c: &Contribution, e: &Endpoint) -> Result<Endpoint, FormatError> {
+        let value = self.format.contribution_value(c)?;
         let name = self.format.contribution_name(&self.owner, &c.record, &c.record_type);
         Ok(self.stored_endpoint(name, Targets::new([value]), e))
     }
