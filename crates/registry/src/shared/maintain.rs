@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use extdns_endpoint::{Change, Endpoint, RecordType};
 use extdns_provider::{ReadState, Unit};
 
-use super::format::{Format, Heartbeat, SharedValue};
-use super::view::{Key, SharedView, Stored};
+use super::format::{Format, Heartbeat};
+use super::view::{Key, SharedView, Stored, heartbeat_domain};
 use super::write::record_change;
 use super::{Foreign, SharedCount, SharedRegistry};
 use crate::{RegistryError, Snapshot};
@@ -66,8 +66,11 @@ impl SharedRegistry {
         self.provider.apply(snapshot.provider_state(), &units).await?;
         drop(units);
         for c in plan.beats.iter().filter(|c| !matches!(c, Change::Delete(_))) {
-            let domain = c.endpoint().dns_name.splitn(3, '.').nth(2).unwrap_or_default();
-            self.count(SharedCount::HeartbeatsWritten, domain, 1);
+            self.count(
+                SharedCount::HeartbeatsWritten,
+                &heartbeat_domain(&c.endpoint().dns_name),
+                1,
+            );
         }
         for p in &plan.prunes {
             if p.dead.is_empty() {
@@ -227,7 +230,7 @@ impl SharedRegistry {
                     tracing::info!(domain, instance = %h.instance, "taking over our owner id's heartbeat from an instance that stopped");
                     return true;
                 }
-                false
+                return false;
             }
             Some(f) => {
                 self.count(SharedCount::Conflicts, "instance", 1);
@@ -236,32 +239,23 @@ impl SharedRegistry {
                     "shared name conflict: another live process writes heartbeats under our owner id; nothing \
                      shared is written in this domain"
                 );
-                state.foreign.insert(
-                    domain.to_string(),
-                    Foreign {
-                        instance: h.instance.clone(),
-                        at: h.at,
-                        seen: now,
-                    },
-                );
-                false
             }
             None => {
                 tracing::warn!(
                     domain, owner = %self.owner, theirs = %h.instance, ours = %self.instance,
                     "another instance's heartbeat under our owner id; waiting two intervals to see whether it is alive"
                 );
-                state.foreign.insert(
-                    domain.to_string(),
-                    Foreign {
-                        instance: h.instance.clone(),
-                        at: h.at,
-                        seen: now,
-                    },
-                );
-                false
             }
         }
+        state.foreign.insert(
+            domain.to_string(),
+            Foreign {
+                instance: h.instance.clone(),
+                at: h.at,
+                seen: now,
+            },
+        );
+        false
     }
 }
 
@@ -285,23 +279,7 @@ fn fold(view: &mut SharedView, plan: Plan, format: &Format) {
             Change::Create(e) => e,
             Change::Update { new, .. } => *new,
         };
-        let Some(SharedValue::Heartbeat(h)) = e.targets.iter().find_map(|t| format.parse(t)) else {
-            continue;
-        };
-        let domain = e
-            .dns_name
-            .splitn(3, '.')
-            .nth(2)
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        view.heartbeats.entry(domain).or_default().insert(
-            h.owner.clone(),
-            Stored {
-                value: h,
-                name: e.dns_name,
-                values: e.targets,
-            },
-        );
+        view.add(e, format);
     }
     for Prune { key, record, dead, .. } in plan.prunes {
         if let Some(m) = view.contributions.get_mut(&key) {

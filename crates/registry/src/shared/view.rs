@@ -47,39 +47,8 @@ impl SharedView {
         let mut view = SharedView::default();
         let mut rest = Vec::with_capacity(records.len());
         for r in records {
-            let parsed = (r.record_type == RecordType::Txt)
-                .then(|| r.targets.iter().find_map(|t| format.parse(t)))
-                .flatten();
-            match parsed {
-                Some(SharedValue::Contribution(c)) => {
-                    let key = (c.record.to_ascii_lowercase(), c.record_type.clone());
-                    view.contributions.entry(key).or_default().insert(
-                        c.owner.clone(),
-                        Stored {
-                            value: c,
-                            name: r.dns_name,
-                            values: r.targets,
-                        },
-                    );
-                }
-                Some(SharedValue::Heartbeat(h)) => {
-                    // `_extdns-heartbeat.<owner label>.<domain>`
-                    let domain = r
-                        .dns_name
-                        .splitn(3, '.')
-                        .nth(2)
-                        .unwrap_or_default()
-                        .to_ascii_lowercase();
-                    view.heartbeats.entry(domain).or_default().insert(
-                        h.owner.clone(),
-                        Stored {
-                            value: h,
-                            name: r.dns_name,
-                            values: r.targets,
-                        },
-                    );
-                }
-                None => rest.push(r),
+            if let Some(r) = view.add(r, format) {
+                rest.push(r);
             }
         }
         let mut plan = Vec::with_capacity(rest.len());
@@ -106,6 +75,29 @@ impl SharedView {
         (view, plan)
     }
 
+    /// Takes `r` in when it is shared bookkeeping (a contribution or a heartbeat), else gives it back.
+    pub(crate) fn add(&mut self, r: Endpoint, format: &Format) -> Option<Endpoint> {
+        let parsed = (r.record_type == RecordType::Txt)
+            .then(|| r.targets.iter().find_map(|t| format.parse(t)))
+            .flatten();
+        let Some(value) = parsed else {
+            return Some(r);
+        };
+        match value {
+            SharedValue::Contribution(c) => {
+                let key = (c.record.to_ascii_lowercase(), c.record_type.clone());
+                let owner = c.owner.clone();
+                self.contributions.entry(key).or_default().insert(owner, stored(c, r));
+            }
+            SharedValue::Heartbeat(h) => {
+                let owner = h.owner.clone();
+                let domain = heartbeat_domain(&r.dns_name);
+                self.heartbeats.entry(domain).or_default().insert(owner, stored(h, r));
+            }
+        }
+        None
+    }
+
     /// The union of the targets of `key`'s contributions by owners `keep` accepts, sorted.
     pub(crate) fn union(&self, key: &Key, keep: impl Fn(&str) -> bool) -> Vec<String> {
         let mut all: Vec<String> = self
@@ -119,6 +111,19 @@ impl SharedView {
         all.sort();
         all.dedup();
         all
+    }
+}
+
+/// The domain a heartbeat named `_extdns-heartbeat.<owner label>.<domain>` vouches for.
+pub(crate) fn heartbeat_domain(name: &str) -> String {
+    name.splitn(3, '.').nth(2).unwrap_or_default().to_ascii_lowercase()
+}
+
+fn stored<T>(value: T, r: Endpoint) -> Stored<T> {
+    Stored {
+        value,
+        name: r.dns_name,
+        values: r.targets,
     }
 }
 
