@@ -681,7 +681,7 @@ pub struct RegistryFlags {
     pub txt_ownership: OwnershipStoreName,
     // --shared-owner-ttl (issue 47): shared names, docs/shared-names.md.
     /// An owner of shared names whose heartbeat is older than this is dead: the other owners prune its
-    /// targets. At least three --interval.
+    /// targets. Raised to three --interval when shorter.
     #[arg(long, value_name = "DURATION", default_value = "10m0s", value_parser = duration::parse)]
     pub shared_owner_ttl: Duration,
 }

@@ -423,7 +423,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
             config.managed_types = managed_types.clone();
             config.excluded_types = excluded_types.clone();
             config.store = registry::store(flags, &provider)?;
-            config.shared = shared_names(flags)?;
+            config.shared = shared_names(flags);
             RegistrySettings::Txt(Box::new(config))
         }
         RegistryName::Noop => RegistrySettings::Noop,
@@ -589,13 +589,13 @@ fn tls_path(s: &str) -> Option<PathBuf> {
     (!s.trim().is_empty()).then(|| PathBuf::from(s.trim()))
 }
 
+/// The shared names' settings (issue 47, docs/shared-names.md): `--shared-owner-ttl`, and the heartbeat
+/// every `--interval`. A TTL under three intervals would prune live owners between two heartbeats: it is
+/// raised to three intervals rather than refused, so a long `--interval` without shared names starts as before.
+fn shared_names(flags: &Flags) -> extdns_registry::SharedConfig {
+    let every = flags.control.interval;
+    extdns_registry::SharedConfig::new(flags.registry.shared_owner_ttl.max(every * 3), every)
+}
+
 #[cfg(test)]
 mod tests;
-
-/// The shared names' settings (issue 47, docs/shared-names.md): `--shared-owner-ttl`, and the heartbeat
-/// every `--interval`; a TTL under three intervals would prune live owners.
-fn shared_names(flags: &Flags) -> Result<extdns_registry::SharedConfig, ValidationError> {
-    let config = extdns_registry::SharedConfig::new(flags.registry.shared_owner_ttl, flags.control.interval);
-    config.check().map_err(|e| ValidationError(e.to_string()))?;
-    Ok(config)
-}

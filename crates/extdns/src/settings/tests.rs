@@ -755,3 +755,19 @@ fn the_rate_limited_clouds_read_their_zones_hourly_and_the_others_every_sync() {
         "the longest of the caches wins"
     );
 }
+
+#[test]
+fn the_shared_owner_ttl_is_never_under_three_intervals() {
+    let ttl = |args: &[&str]| {
+        let flags = test_flags(["--source=service", "--provider=inmemory"].iter().chain(args).copied());
+        shared_names(&flags).owner_ttl
+    };
+    assert_eq!(ttl(&[]), Duration::from_secs(600));
+    assert_eq!(ttl(&["--shared-owner-ttl=5m"]), Duration::from_secs(300));
+    // A long interval starts as before: the TTL is raised, not refused.
+    assert_eq!(ttl(&["--interval=1h"]), Duration::from_secs(3 * 3600));
+    assert_eq!(
+        ttl(&["--interval=1m", "--shared-owner-ttl=1m"]),
+        Duration::from_secs(180)
+    );
+}
