@@ -450,6 +450,14 @@ impl Controller {
             }
         };
         self.metrics.observe_registry(&snapshot.records);
+        // The registry's own upkeep (shared names' heartbeats and pruning), once per full sync, before the
+        // plan; folded into the snapshot. Never in a dry run (`extdns plan`) or without the lease.
+        if !self.config.dry_run && self.may_write() {
+            self.registry
+                .maintain(&mut snapshot)
+                .await
+                .inspect_err(|_| self.metrics.count_registry_error())?;
+        }
 
         let store = self.cluster.store();
         let mut index = self.config.events.then(DesiredIndex::default);

@@ -145,6 +145,8 @@ pub struct Metrics {
     writes: Family<SyncKindLabel, Counter>,
     webhook: [CallGauges; 3],
     requests: Arc<RequestDurations>,
+    /// Shared names (issue 47): owners pruned, conflicts refused, heartbeats written.
+    shared: SharedCounters,
     /// Whether `/readyz` answers 200: set once this replica completed a full sync (or, following a leader
     /// of a shared provider, once its informers synced), never cleared.
     ready: AtomicBool,
@@ -194,6 +196,7 @@ impl Metrics {
             writes: Family::default(),
             webhook: Default::default(),
             requests: Arc::default(),
+            shared: SharedCounters::default(),
             registry: Registry::default(),
             extras: Registry::default(),
             ready: AtomicBool::new(false),
@@ -218,6 +221,7 @@ impl Metrics {
         }
         if per_sync {
             m.register_extdns_per_sync(extdns);
+            m.register_shared(extdns);
         }
         let registry = root.sub_registry_with_prefix(PREFIX);
         if process {
@@ -354,6 +358,25 @@ impl Metrics {
                 gauges.requests.clone(),
             );
         }
+    }
+
+    /// The shared names' counters (`extdns_shared_*_total`, docs/shared-names.md).
+    fn register_shared(&self, r: &mut Registry) {
+        r.register(
+            "shared_owners_pruned",
+            "Owners of shared names pruned for a heartbeat older than --shared-owner-ttl, one per owner and record",
+            self.shared.owners_pruned.clone(),
+        );
+        r.register(
+            "shared_conflicts",
+            "Shared-name conflicts refused: a plain and a shared owner on one name, or two processes under one owner id",
+            self.shared.conflicts.clone(),
+        );
+        r.register(
+            "shared_heartbeats_written",
+            "Shared-name heartbeats written (one per owner and domain per interval at rest)",
+            self.shared.heartbeats_written.clone(),
+        );
     }
 
     /// Registers metrics of a part the binary wires in (the built-in DNS server's), under `prefix`
@@ -633,6 +656,31 @@ fn set_by_source(family: &Family<SourceLabels, Gauge>, counts: &BTreeMap<(String
                 source_type: source_type.clone(),
             })
             .set(count_i64(*n));
+    }
+}
+
+/// The shared names' counters ([`extdns_registry::shared::SharedMetrics`]): labelled families, so a process
+/// that never shares a name scrapes as it did before (an empty family is not exposed).
+#[derive(Debug, Default)]
+struct SharedCounters {
+    /// By the pruned owner's id.
+    owners_pruned: Family<Vec<(&'static str, String)>, Counter>,
+    /// By kind (`plain_owner`, `instance`).
+    conflicts: Family<Vec<(&'static str, String)>, Counter>,
+    /// By domain.
+    heartbeats_written: Family<Vec<(&'static str, String)>, Counter>,
+}
+
+impl extdns_registry::shared::SharedMetrics for Metrics {
+    fn count(&self, what: extdns_registry::shared::SharedCount, label: &str, n: u64) {
+        use extdns_registry::shared::SharedCount;
+        let (family, key) = match what {
+            SharedCount::OwnersPruned => (&self.shared.owners_pruned, "owner"),
+            SharedCount::Conflicts => (&self.shared.conflicts, "kind"),
+            SharedCount::HeartbeatsWritten => (&self.shared.heartbeats_written, "domain"),
+            _ => return,
+        };
+        family.get_or_create(&vec![(key, label.to_string())]).inc_by(n);
     }
 }
 
@@ -963,5 +1011,24 @@ mod tests {
             let per = start.elapsed() / (2 * runs);
             println!("{what}: {per:?} per scrape, {} bytes", bytes / 2);
         }
+    }
+
+    #[test]
+    fn shared_name_counts_are_scraped_once_counted() {
+        use extdns_registry::shared::{SharedCount, SharedMetrics};
+        let m = Metrics::new("1.2.3", "abc");
+        assert!(!m.encode().contains("extdns_shared_"));
+        m.count(SharedCount::OwnersPruned, "cluster-b", 2);
+        m.count(SharedCount::Conflicts, "instance", 1);
+        let text = m.encode();
+        assert!(
+            text.contains("\nextdns_shared_owners_pruned_total{owner=\"cluster-b\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nextdns_shared_conflicts_total{kind=\"instance\"} 1\n"),
+            "{text}"
+        );
+        assert!(!text.contains("extdns_shared_heartbeats_written_total "), "{text}");
     }
 }

@@ -31,6 +31,8 @@ mod null;
 mod object_refs;
 mod rdata;
 mod record_type;
+/// Shared names: one record several owners publish together (docs/shared-names.md).
+pub mod shared;
 mod target;
 mod target_filter;
 mod targets;

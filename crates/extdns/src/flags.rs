@@ -723,6 +723,11 @@ pub struct RegistryFlags {
     /// to what this instance would write (phase 2 of a hand-over).
     #[arg(long, value_name = "ID", default_value = "")]
     pub txt_adopt_from_owner: String,
+    // --shared-owner-ttl (issue 47): shared names, docs/shared-names.md.
+    /// An owner of shared names whose heartbeat is older than this is dead: the other owners prune its
+    /// targets. Raised to three --interval when shorter.
+    #[arg(long, value_name = "DURATION", default_value = "10m0s", value_parser = duration::parse)]
+    pub shared_owner_ttl: Duration,
 }
 
 names! {

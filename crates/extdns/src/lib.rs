@@ -32,6 +32,7 @@ pub mod flags;
 mod foreign_flags;
 pub mod logging;
 pub mod plan;
+pub mod plan_shared;
 pub mod providers;
 pub mod run;
 pub mod settings;

@@ -35,10 +35,15 @@ pub async fn plan_with(settings: &Settings, provider: Arc<dyn Provider>) -> anyh
 
 /// The command: plan, print in the chosen format, and return the exit code.
 pub async fn run(settings: &Settings, output: OutputFormat, out: &mut dyn Write) -> anyhow::Result<u8> {
-    let report = plan(settings).await?;
+    let provider = build_provider(&settings.provider).await?;
+    let report = plan_with(settings, provider.clone()).await?;
     let owner = settings.controller.plan.owner_id.as_str();
     let text = match output {
-        OutputFormat::Table => render_table(&report, owner),
+        // Shared names (issue 47): each owner's contribution and what pruning would do, after the changes.
+        OutputFormat::Table => {
+            let shared = crate::plan_shared::shared_names(&settings.registry, provider).await?;
+            render_table(&report, owner) + &crate::plan_shared::render(&shared, owner)
+        }
         OutputFormat::Json => render_json(&report, owner),
     };
     out.write_all(text.as_bytes())?;

@@ -40,6 +40,7 @@ mod placement;
 #[cfg(test)]
 mod placement_tests;
 mod records;
+pub mod shared;
 mod txt;
 #[cfg(test)]
 mod txt_tests;
@@ -53,6 +54,7 @@ pub use mapper::NameMapper;
 pub use metadata::MetadataRegistry;
 pub use noop::NoopRegistry;
 pub use records::RecordsByName;
+pub use shared::{SharedConfig, SharedRegistry};
 pub use txt::{FORCE_UPDATE, Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
 
 /// Where ownership is written (`--txt-ownership`).
@@ -95,6 +97,14 @@ pub trait Registry: Send + Sync {
 
     /// The provider's domain filter.
     fn domain_filter(&self) -> DomainFilter;
+
+    /// Bookkeeping kept fresh every full sync whether or not the plan changes anything (the shared names'
+    /// heartbeats and pruning, [`SharedRegistry`]), written before the plan is applied and folded into
+    /// `snapshot`; never called in a dry run or without the lease. Returns whether it wrote. Nothing by
+    /// default.
+    async fn maintain(&self, _snapshot: &mut Snapshot) -> Result<bool, RegistryError> {
+        Ok(false)
+    }
 }
 
 /// What [`Registry::records`] read: the records the plan works from, and what [`Registry::apply`] needs to
@@ -244,6 +254,9 @@ pub enum RegistryError {
          Azure Private DNS do); use --txt-ownership=txt"
     )]
     NoRecordMetadata,
+    /// A shared name's bookkeeping record could not be made (docs/shared-names.md).
+    #[error("shared names: {0}")]
+    Shared(#[source] shared::FormatError),
     /// An ownership record could not be encrypted.
     #[error("cannot encrypt the ownership record of {record}: {source}")]
     Encrypt {

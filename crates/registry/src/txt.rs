@@ -139,6 +139,11 @@ impl Ownership {
         &self.wildcard_replacement
     }
 
+    /// Whether ownership records are written encrypted (`--txt-encrypt-enabled`).
+    pub fn encrypts(&self) -> bool {
+        self.encrypt
+    }
+
     /// The key ownership records are read with, if one was given.
     pub fn key(&self) -> Option<&AesKey> {
         self.key.as_ref()
@@ -258,6 +263,9 @@ pub struct TxtRegistryConfig {
     /// `--txt-ownership`: where ownership is written (TXT records, or the records' own metadata where
     /// the provider keeps some: [`crate::MetadataRegistry`]).
     pub store: OwnershipStore,
+    /// Shared names (`--shared-owner-ttl`, the heartbeat period): the [`crate::SharedRegistry`] built over
+    /// this registry.
+    pub shared: crate::SharedConfig,
 }
 
 impl TxtRegistryConfig {
@@ -268,6 +276,7 @@ impl TxtRegistryConfig {
             managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Cname],
             excluded_types: Vec::new(),
             store: OwnershipStore::Txt,
+            shared: crate::SharedConfig::default(),
         }
     }
 

@@ -47,6 +47,9 @@ pub mod key {
     pub const GATEWAY_HOSTNAME_SOURCE: &str = "gateway-hostname-source";
     /// Where an Ingress's hostnames come from (its rules, or the annotation only).
     pub const INGRESS_HOSTNAME_SOURCE: &str = "ingress-hostname-source";
+    /// `"true"`: the object's names are shared names, published together with the same names of other
+    /// clusters (issue 47, docs/shared-names.md).
+    pub const SHARED: &str = "shared";
 }
 
 /// The only controller value (besides none) under which an object is ours.
@@ -434,6 +437,8 @@ impl Annotations {
                 ps.set("azure/tags", value);
             } else if let Some(name) = rest.strip_prefix("cloudflare-").and_then(cloudflare_property) {
                 ps.set(name, value);
+            } else if rest == key::SHARED && value == "true" {
+                ps.set(extdns_endpoint::shared::PROPERTY, "true");
             }
         }
         (ps, set_identifier)
@@ -964,5 +969,16 @@ mod tests {
         // Reading one prefix, a filter sees the annotations as set.
         assert_eq!(Annotations::with_prefix(PREFIX_GA)?.filter_value(&a, &ga("team")), None);
         Ok(())
+    }
+
+    #[test]
+    fn shared_annotation_marks_the_names_shared_under_either_prefix() {
+        let d = Annotations::default();
+        for prefix in [PREFIX_GA, PREFIX_ALPHA] {
+            let (ps, _) = d.provider_specific(&map(&[(format!("{prefix}shared").as_str(), "true")]));
+            assert_eq!(ps.get(extdns_endpoint::shared::PROPERTY), Some("true"), "{prefix}");
+        }
+        let (ps, _) = d.provider_specific(&map(&[(format!("{PREFIX_GA}shared").as_str(), "yes")]));
+        assert_eq!(ps.get(extdns_endpoint::shared::PROPERTY), None);
     }
 }

@@ -13,7 +13,8 @@ use extdns_leader::LeaseTiming;
 use extdns_provider::Provider;
 use extdns_provider::http::{Observe, Observer};
 use extdns_registry::{
-    MetadataRegistry, NoopRegistry, OwnershipStore, Registry, TxtRegistry, TxtRegistryConfig, metadata,
+    MetadataRegistry, NoopRegistry, OwnershipStore, Registry, SharedRegistry, TxtRegistry, TxtRegistryConfig, metadata,
+    shared::SharedMetrics,
 };
 use extdns_registry_crd::{CrdRegistry, CrdRegistryConfig};
 use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry};
@@ -157,6 +158,9 @@ pub enum RegistryError {
     /// external-dns has this registry; extdns does not.
     #[error("registry {0} is not supported by extdns yet")]
     Unsupported(&'static str),
+    /// The shared names' settings or owner id are refused (docs/shared-names.md).
+    #[error(transparent)]
+    Shared(#[from] extdns_registry::shared::SharedConfigError),
 }
 
 /// Everything but the provider: the source pipeline, the cluster view it reads, the registry and the loop's
@@ -240,7 +244,10 @@ pub fn build_registry(
         {
             Ok(Arc::new(MetadataRegistry::new(provider, (**config).clone())?))
         }
-        RegistrySettings::Txt(config) => Ok(Arc::new(TxtRegistry::new(provider, (**config).clone()))),
+        // Shared names (issue 47) over the TXT registry: names not marked shared pass through untouched.
+        RegistrySettings::Txt(config) => Ok(Arc::new(
+            shared_registry(config, provider)?.with_metrics(metrics.clone() as Arc<dyn SharedMetrics>),
+        )),
         RegistrySettings::Noop => Ok(Arc::new(NoopRegistry::new(provider))),
         RegistrySettings::Dynamodb(config) => {
             let mut config = (**config).clone();
@@ -250,6 +257,21 @@ pub fn build_registry(
         RegistrySettings::Crd(_) => Err(RegistryError::NeedsClient),
         RegistrySettings::Unsupported(name) => Err(RegistryError::Unsupported(name)),
     }
+}
+
+/// The TXT registry over `provider` with the shared-name layer over it (issue 47, docs/shared-names.md), as
+/// the controller runs it and `extdns plan` previews its shared names.
+pub fn shared_registry(
+    config: &TxtRegistryConfig,
+    provider: Arc<dyn Provider>,
+) -> Result<SharedRegistry, RegistryError> {
+    let txt: Arc<dyn Registry> = Arc::new(TxtRegistry::new(provider.clone(), config.clone()));
+    Ok(SharedRegistry::new(
+        txt,
+        provider,
+        &config.ownership,
+        config.shared.clone(),
+    )?)
 }
 
 /// The CRD registry, with a client of its own (the watches' connections stay theirs) in its configured

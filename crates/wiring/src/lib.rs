@@ -29,6 +29,7 @@ mod controller;
 mod provider;
 mod sources;
 
+pub use controller::shared_registry;
 pub use controller::{
     ClusterSettings, Error, KubeSettings, LeaderSettings, RegistryError, RegistrySettings, Settings, build_cluster,
     build_controller, build_registry, controller_with_cluster, controller_with_pipeline, kube_client, live_options,

@@ -441,6 +441,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
             config.managed_types = managed_types.clone();
             config.excluded_types = excluded_types.clone();
             config.store = registry::store(flags, &provider)?;
+            config.shared = shared_names(flags);
             RegistrySettings::Txt(Box::new(config))
         }
         RegistryName::Noop => RegistrySettings::Noop,
@@ -606,6 +607,14 @@ fn process_env(name: &str) -> Option<String> {
 /// A `--tls-*` file flag: unset when empty, as external-dns reads them.
 fn tls_path(s: &str) -> Option<PathBuf> {
     (!s.trim().is_empty()).then(|| PathBuf::from(s.trim()))
+}
+
+/// The shared names' settings (issue 47, docs/shared-names.md): `--shared-owner-ttl`, and the heartbeat
+/// every `--interval`. A TTL under three intervals would prune live owners between two heartbeats: it is
+/// raised to three intervals rather than refused, so a long `--interval` without shared names starts as before.
+fn shared_names(flags: &Flags) -> extdns_registry::SharedConfig {
+    let every = flags.control.interval;
+    extdns_registry::SharedConfig::new(flags.registry.shared_owner_ttl.max(every * 3), every)
 }
 
 #[cfg(test)]

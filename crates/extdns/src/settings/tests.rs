@@ -784,3 +784,19 @@ fn the_ambassador_host_source_is_enabled_and_keeps_services_unfiltered() -> Resu
     );
     Ok(())
 }
+
+#[test]
+fn the_shared_owner_ttl_is_never_under_three_intervals() {
+    let ttl = |args: &[&str]| {
+        let flags = test_flags(["--source=service", "--provider=inmemory"].iter().chain(args).copied());
+        shared_names(&flags).owner_ttl
+    };
+    assert_eq!(ttl(&[]), Duration::from_secs(600));
+    assert_eq!(ttl(&["--shared-owner-ttl=5m"]), Duration::from_secs(300));
+    // A long interval starts as before: the TTL is raised, not refused.
+    assert_eq!(ttl(&["--interval=1h"]), Duration::from_secs(3 * 3600));
+    assert_eq!(
+        ttl(&["--interval=1m", "--shared-owner-ttl=1m"]),
+        Duration::from_secs(180)
+    );
+}

@@ -1,0 +1,108 @@
+//! `extdns plan`'s section on shared names (issue 47, docs/shared-names.md): each owner's contribution to
+//! each shared record in the zones, its heartbeat's age, and which owners this owner's next upkeep would
+//! prune. Read from the provider as the controller reads it; nothing is written.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use extdns_provider::Provider;
+use extdns_registry::shared::SharedName;
+use extdns_registry::{OwnershipStore, Registry};
+use extdns_wiring::RegistrySettings;
+
+/// The shared records the zones hold, as this owner sees them; empty when the registry keeps none (a
+/// registry other than `txt`, or `--txt-ownership=metadata`).
+pub async fn shared_names(settings: &RegistrySettings, provider: Arc<dyn Provider>) -> anyhow::Result<Vec<SharedName>> {
+    let RegistrySettings::Txt(config) = settings else {
+        return Ok(Vec::new());
+    };
+    if config.store != OwnershipStore::Txt {
+        return Ok(Vec::new());
+    }
+    let registry = extdns_wiring::shared_registry(config, provider)?;
+    let snapshot = registry.records().await?;
+    Ok(registry.preview(&snapshot))
+}
+
+/// The section as text: one block per shared record, one line per owner; empty without shared records.
+pub fn render(names: &[SharedName], owner_id: &str) -> String {
+    if names.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nShared names (each owner's targets; the record holds their union):\n");
+    for n in names {
+        let published = if n.published.is_empty() {
+            "(missing)".to_string()
+        } else {
+            n.published.join(" ")
+        };
+        let _ = writeln!(out, "  {} {}  published: {published}", n.name, n.record_type);
+        if let Some(plain) = &n.plain_owner {
+            let _ = writeln!(
+                out,
+                "    CONFLICT: a plain ownership record (owner {plain}) beside the shared owners; nothing is written"
+            );
+        }
+        for o in &n.owners {
+            let age = o
+                .heartbeat_age
+                .map_or("no heartbeat".to_string(), |s| format!("heartbeat {s}s ago"));
+            let me = if o.owner == owner_id { " (this owner)" } else { "" };
+            let prune = if o.pruned { "  -> would be pruned" } else { "" };
+            let _ = writeln!(out, "    {}{me}: {}  [{age}]{prune}", o.owner, o.targets.join(" "));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use extdns_endpoint::{Endpoint, RecordType};
+    use extdns_provider::InMemoryProvider;
+    use extdns_registry::{Ownership, OwnershipConfig, TxtRegistryConfig};
+
+    use super::*;
+
+    fn txt(name: &str, value: &str) -> Endpoint {
+        Endpoint::new(name, RecordType::Txt, [value])
+    }
+
+    #[tokio::test]
+    async fn the_section_names_each_owners_targets_and_the_union() -> anyhow::Result<()> {
+        let records = vec![
+            Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]),
+            txt(
+                "cluster-a._extdns-shared.a-web.example.org",
+                "\"heritage=extdns-shared,kind=targets,owner=cluster-a,record=web.example.org,type=A,targets=192.0.2.1\"",
+            ),
+            txt(
+                "cluster-b._extdns-shared.a-web.example.org",
+                "\"heritage=extdns-shared,kind=targets,owner=cluster-b,record=web.example.org,type=A,targets=192.0.2.2\"",
+            ),
+        ];
+        let provider = Arc::new(InMemoryProvider::with_records(vec!["example.org".into()], records));
+        let mut config = OwnershipConfig::default();
+        config.owner_id = "cluster-a".into();
+        let ownership = Ownership::new(config)?;
+        let settings = RegistrySettings::Txt(Box::new(TxtRegistryConfig::new(ownership)));
+        let names = shared_names(&settings, provider).await?;
+        let text = render(&names, "cluster-a");
+        assert!(
+            text.contains("web.example.org A  published: 192.0.2.1 192.0.2.2"),
+            "{text}"
+        );
+        // Neither owner has a heartbeat: the other one would be pruned, never this one.
+        assert!(
+            text.contains("cluster-a (this owner): 192.0.2.1  [no heartbeat]\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("cluster-b: 192.0.2.2  [no heartbeat]  -> would be pruned"),
+            "{text}"
+        );
+        assert_eq!(render(&[], "cluster-a"), "");
+        Ok(())
+    }
+}
