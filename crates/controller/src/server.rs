@@ -1,5 +1,5 @@
 //! The `--metrics-address` listener: `/metrics` for Prometheus, `/healthz` and `/readyz` for the kubelet's
-//! probes.
+//! probes, `/summary` for the names that are not published and why ([`crate::summary`]).
 //!
 //! `/healthz` answers 200 `OK` as long as the process serves HTTP, as external-dns does: a sync that fails
 //! (a provider down) is not a reason for the kubelet to restart extdns, it would only lose the informer
@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Metrics;
 use crate::exposition::Format;
+use crate::summary::{Summary, SummaryQuery};
 
 /// Why the metrics server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +73,7 @@ pub async fn start_metrics_server(
             tracing::error!(error = %e, "metrics server stopped");
         }
     });
-    tracing::info!(address = %local_addr, "serving /metrics, /healthz and /readyz");
+    tracing::info!(address = %local_addr, "serving /metrics, /healthz, /readyz and /summary");
     Ok(MetricsServer { local_addr, handle })
 }
 
@@ -81,6 +82,7 @@ pub(crate) fn router(metrics: Arc<Metrics>) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_handler))
+        .route("/summary", get(summary_handler))
         .with_state(metrics)
 }
 
@@ -107,6 +109,21 @@ async fn metrics_handler(State(metrics): State<Arc<Metrics>>, headers: HeaderMap
         [(header::CONTENT_TYPE, format.content_type())],
         metrics.encode_as(format),
     )
+}
+
+/// `/summary`: the names' outcomes by kind and reason, and a page of the unpublished ones
+/// ([`crate::summary`]).
+async fn summary_handler(State(metrics): State<Arc<Metrics>>, RawQuery(query): RawQuery) -> impl IntoResponse {
+    let query = SummaryQuery::parse(query.as_deref().unwrap_or_default());
+    let summary = Summary::of(&metrics.names().latest(), &query);
+    match serde_json::to_string(&summary) {
+        Ok(body) => (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            [(header::CONTENT_TYPE, "text/plain")],
+            format!("cannot encode the summary: {e}"),
+        ),
+    }
 }
 
 /// Go's `:port` (every interface) as a socket address Rust can bind.
