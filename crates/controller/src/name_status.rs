@@ -263,6 +263,15 @@ fn drop_redundant_nameless(names: &mut Vec<NameOutcome>) {
     names.retain(|n| !n.name.is_empty() || !named.contains(&n.state.reason()));
 }
 
+/// Outcomes made elsewhere (from manifests, in tests): each object's names as given.
+impl FromIterator<(ObjectKey, ObjectNames)> for NameStatuses {
+    fn from_iter<I: IntoIterator<Item = (ObjectKey, ObjectNames)>>(iter: I) -> Self {
+        NameStatuses {
+            objects: iter.into_iter().filter(|(_, n)| !n.names.is_empty()).collect(),
+        }
+    }
+}
+
 fn order(a: &NameOutcome, b: &NameOutcome) -> std::cmp::Ordering {
     (&a.name, &a.record_type, &a.set_identifier).cmp(&(&b.name, &b.record_type, &b.set_identifier))
 }
