@@ -471,9 +471,28 @@ fn state_of(
             Some(other) => NameState::Conflict {
                 with: Party::Owner(other.clone()),
             },
-            None => NameState::Pending,
+            None => match cname_blocked_by(a, row, holder) {
+                Some(resource) => NameState::Conflict {
+                    with: Party::Object(resource.clone()),
+                },
+                None => NameState::Pending,
+            },
         },
     }
+}
+
+/// A CNAME cannot share its name with another record, and the plan drops the CNAME asked beside another
+/// type (external-dns's rule): the holder of a record of another type at the name, if there is one.
+fn cname_blocked_by<'h>(a: &Asked, row: &Row, holder: &'h BTreeMap<Row, String>) -> Option<&'h String> {
+    if a.record_type != RecordType::Cname {
+        return None;
+    }
+    let start = (row.0.clone(), String::new(), String::new());
+    holder
+        .range(start..)
+        .take_while(|((name, _, _), _)| *name == row.0)
+        .find(|((_, t, _), _)| *t != row.1)
+        .map(|(_, resource)| resource)
 }
 
 /// The flag that keeps `name`/`record_type` out of the plan, if one does (the plan's own admission rule).
@@ -704,6 +723,22 @@ mod tests {
             state(&out, "b", "web.example.org"),
             NameState::Conflict {
                 with: Party::Object("service/shop/a".into())
+            }
+        );
+    }
+
+    #[test]
+    fn a_cname_beside_another_objects_address_is_a_conflict_naming_it() {
+        let mut alias = Endpoint::new("web.example.org", RecordType::Cname, ["elsewhere.example.net"]);
+        alias.ref_objects.insert(svc("alias"));
+        let mut case = Case::new(vec![desired("web", "web.example.org", "192.0.2.1"), alias]);
+        case.current = vec![record("web", "web.example.org", OWNER)];
+        let out = case.run();
+        assert_eq!(state(&out, "web", "web.example.org").reason(), Reason::Published);
+        assert_eq!(
+            state(&out, "alias", "web.example.org"),
+            NameState::Conflict {
+                with: Party::Object("service/shop/web".into())
             }
         );
     }
