@@ -76,7 +76,7 @@ mod status;
 mod summary;
 
 pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport, SyncState};
-pub use events::{EventKind, EventReason, EventSink, EventsConfig, NOTE_MAX, RecordEvent};
+pub use events::{EventKind, EventReason, EventSink, EventsConfig, NOTE_MAX, RecordEvent, truncate as truncate_note};
 pub use exposition::Format as MetricsFormat;
 pub use guard::{DeletionGuard, Verdict, ZoneVerdict};
 pub use metrics::{Metrics, PREFIX as METRICS_PREFIX, WebhookCall};

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use extdns_controller::{CancellationToken, NameBook, NameStatuses, ObjectNames, Reason};
+use extdns_controller::{CancellationToken, NameBook, NameStatuses, ObjectNames, Reason, truncate_note};
 use extdns_informer::{KindOverrides, ObjectKey, ResourceKind, Uid};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
@@ -40,9 +40,9 @@ pub const CONDITION_TYPE: &str = "externaldns.k8s.io/Published";
 pub const ANNOTATION: &str = "externaldns.k8s.io/status";
 /// The field manager of every status write, so `managedFields` says who wrote what.
 pub const FIELD_MANAGER: &str = "extdns";
-/// The longest message: a condition message may be far longer, but a status nobody can read at once helps
-/// nobody, and a Service with thousands of names must not grow without bound.
-pub const MESSAGE_MAX: usize = 1024;
+/// The longest message, an Event note's: a condition message may be far longer, but a status nobody can
+/// read at once helps nobody, and a Service with thousands of names must not grow without bound.
+pub const MESSAGE_MAX: usize = extdns_controller::NOTE_MAX;
 /// How often a writer with something left to write (a write that failed, a follower that may lead) looks
 /// again without being woken.
 const RETRY_EVERY: Duration = Duration::from_secs(30);
@@ -94,20 +94,8 @@ pub fn status_of(names: &ObjectNames) -> Option<ObjectStatus> {
     Some(ObjectStatus {
         published: reason == Reason::Published,
         reason,
-        message: truncate(parts.join("; ")),
+        message: truncate_note(parts.join("; ")),
     })
-}
-
-fn truncate(mut s: String) -> String {
-    if s.len() > MESSAGE_MAX {
-        let mut cut = MESSAGE_MAX - 3;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-        s.push_str("...");
-    }
-    s
 }
 
 /// The Service status apply: our one condition.
