@@ -43,6 +43,8 @@ pub mod f5;
 pub mod node_pod;
 // --- contour-httpproxy and openshift-route sources ---
 pub mod contour_openshift;
+// --- status on the objects (--status-updates) ---
+pub mod status;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -358,5 +360,12 @@ pub const ALL: &[Scenario] = &[
         about: "--traefik-service: IngressRoutes without a target annotation publish the Traefik Service's load balancer address and follow it when it changes (event-driven)",
         default: true,
         run: traefik::service_target,
+    },
+    // --- status on the objects (--status-updates) ---
+    Scenario {
+        name: "status",
+        about: "--status-updates: a Service's condition goes Published, Conflict (naming the holder), Filtered (naming the flag), Held and back; an Ingress's and an HTTPRoute's annotation; no field of another manager touched (managedFields)",
+        default: true,
+        run: status::run,
     },
 ];
