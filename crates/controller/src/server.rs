@@ -178,6 +178,54 @@ mod tests {
         Ok(out)
     }
 
+    #[tokio::test]
+    async fn summary_serves_the_book_as_json_a_page_at_a_time() -> Result<(), Box<dyn std::error::Error>> {
+        use std::collections::BTreeMap;
+
+        use extdns_informer::{ObjectKey, ResourceKind};
+
+        use crate::name_status::{NameOutcome, NameState, ObjectNames};
+
+        let metrics = Arc::new(Metrics::new("1.2.3", "r"));
+        let names = |name: &str| ObjectNames {
+            uid: None,
+            names: vec![NameOutcome {
+                name: name.into(),
+                record_type: "A".into(),
+                set_identifier: String::new(),
+                state: NameState::Pending,
+            }],
+        };
+        let update = BTreeMap::from([
+            (
+                ObjectKey::new(ResourceKind::Service, "shop", "a"),
+                names("a.example.org"),
+            ),
+            (
+                ObjectKey::new(ResourceKind::Service, "shop", "b"),
+                names("b.example.org"),
+            ),
+        ]);
+        metrics.names().fold(update, None);
+        let server = Running::start(metrics).await?;
+        let page = get_path(server.addr(), "/summary?limit=1").await?;
+        assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+        assert!(page.contains("content-type: application/json"), "{page}");
+        let body: serde_json::Value = serde_json::from_str(page.split("\r\n\r\n").nth(1).unwrap_or_default())?;
+        assert_eq!(body["names"]["Service"]["Pending"], 2);
+        assert_eq!(body["notPublished"].as_array().map(Vec::len), Some(1));
+        let token = body["continue"]
+            .as_str()
+            .unwrap_or_default()
+            .replace('/', "%2F")
+            .replace('|', "%7C");
+        let next = get_path(server.addr(), &format!("/summary?limit=1&continue={token}")).await?;
+        let next: serde_json::Value = serde_json::from_str(next.split("\r\n\r\n").nth(1).unwrap_or_default())?;
+        assert_eq!(next["notPublished"][0]["object"], "b");
+        assert!(next.get("continue").is_none(), "{next}");
+        server.stop().await
+    }
+
     #[test]
     fn go_style_port_only_address_listens_everywhere() {
         assert_eq!(listen_address(":7979"), "0.0.0.0:7979");

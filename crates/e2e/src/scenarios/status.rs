@@ -9,8 +9,7 @@
 //! - an Ingress and an HTTPRoute show the outcome in the `externaldns.k8s.io/status` annotation;
 //! - every object, applied server-side by another field manager (the tests'), keeps that manager's fields:
 //!   extdns's condition and annotation are owned by the field manager `extdns` alone, so a GitOps tool's
-//!   server-side diff sees no drift;
-//! - `/summary` counts them and lists the unpublished with their reason.
+//!   server-side diff sees no drift.
 
 use anyhow::{Context, Result, bail};
 use kube::api::{Api, ApiResource, DynamicObject};
