@@ -10,7 +10,7 @@ use extdns_endpoint::{Change, Endpoint};
 use extdns_informer::{ChangeSet, Cluster, ClusterStore, ObjectKey};
 use extdns_leader::Leadership;
 use extdns_plan::{NotOwned, PlanConfig};
-use extdns_provider::FailedRecords;
+use extdns_provider::{FailedRecords, FailureReason};
 use extdns_registry::{Registry, RegistryError, Snapshot, Written};
 use extdns_source::{ChangedOutput, DesiredIndex, Failures, Pipeline, PipelineOutput, SourceError};
 use tokio::sync::watch;
@@ -22,6 +22,7 @@ use crate::Metrics;
 use crate::events::{EventSink, EventsConfig, Outcome, Uids, events_for, with_uids};
 use crate::guard::{DeletionGuard, OwnedCounts};
 use crate::hold::hold_records_of_failed_objects;
+use crate::name_status::{Asked, SyncFacts};
 use crate::schedule::{Schedule, jittered};
 use crate::status::{ProviderSync, StatusSink, SyncObserver, SyncStatus};
 
@@ -106,6 +107,19 @@ struct PlanInput<'a> {
     full: bool,
     /// The store the sources evaluated: the uids of the objects the outcome names are taken from it.
     store: &'a ClusterStore,
+    /// The name keys an incremental sync plans (`None`: a full sync plans every name), so the names'
+    /// outcomes ([`crate::name_status`]) replace only those.
+    planned: Option<&'a BTreeSet<String>>,
+}
+
+/// What the names' outcomes are computed from beside the sync's [`Outcome`].
+struct NamesInput<'a> {
+    asked: &'a [Asked],
+    current: &'a [Endpoint],
+    provider_filter: &'a extdns_endpoint::DomainFilter,
+    failed: &'a Failures,
+    store: &'a ClusterStore,
+    planned: Option<&'a BTreeSet<String>>,
 }
 
 /// The loop's knobs (`--interval`, `--min-event-sync-interval`, `--events`, `--dry-run`) and the plan's.
@@ -234,6 +248,8 @@ pub struct Controller {
     status: Option<Arc<dyn StatusSink>>,
     /// Told each sync attempt's outcome for the provider's own status (`--dns-provider-crds`).
     observer: Option<Arc<dyn SyncObserver>>,
+    /// The provider's name (`--provider`), for what the names' outcomes say published them.
+    provider_name: String,
 }
 
 impl Controller {
@@ -257,7 +273,14 @@ impl Controller {
             events: None,
             status: None,
             observer: None,
+            provider_name: String::new(),
         }
+    }
+
+    /// Names the provider (`--provider`) in what the names' outcomes say published them.
+    pub fn with_provider_name(mut self, name: impl Into<String>) -> Self {
+        self.provider_name = name.into();
+        self
     }
 
     /// Emit Kubernetes Events for what each sync does (`--events-emit`). A config that asks for nothing
@@ -496,6 +519,7 @@ impl Controller {
                 failed: &output.failed,
                 full: true,
                 store: &store,
+                planned: None,
             })
             .await?;
         let keep = index.is_some() || !self.config.records_cache_interval.is_zero();
@@ -593,6 +617,7 @@ impl Controller {
                 failed: &changed.output.failed,
                 full: false,
                 store: &store,
+                planned: Some(&changed.names),
             })
             .await?;
         if let Some(written) = written {
@@ -631,8 +656,20 @@ impl Controller {
             failed,
             full,
             store,
+            planned,
         } = input;
         let provider_filter = self.registry.domain_filter();
+        // Names and object keys only, before the plan consumes the endpoints: what the names' outcomes
+        // are computed from once the records are written.
+        let asked = Asked::of(&desired);
+        let names = NamesInput {
+            asked: &asked,
+            current,
+            provider_filter: &provider_filter,
+            failed,
+            store,
+            planned,
+        };
         // The desired set goes into the plan, which moves what it creates into its changes and drops the
         // rest: none of it sits under the write (on a first sync, every record is created).
         let outcome = extdns_plan::calculate_owned(&self.config.plan, current, desired, &provider_filter);
@@ -674,20 +711,19 @@ impl Controller {
                 debug!("All records are already up to date");
             }
             self.metrics.mark_sync();
-            self.emit(
-                Outcome {
-                    held_back: &held_back,
-                    failed: std::mem::take(&mut failed),
-                    ..Outcome::default()
-                },
-                &uids,
-            )
-            .await;
+            let outcome = Outcome {
+                held_back: &held_back,
+                failed: std::mem::take(&mut failed),
+                ..Outcome::default()
+            };
+            self.record_names(&names, &outcome);
+            self.emit(outcome, &uids).await;
             true
         } else if self.config.dry_run {
             log_changes(&changes, Verb::DryRun, &FailedRecords::default());
             info!(changes = changes.len(), "dry run: nothing was sent to the provider");
             self.metrics.mark_sync();
+            self.record_names(&names, &Outcome::default());
             true
         } else {
             false
@@ -735,6 +771,7 @@ impl Controller {
                 }
                 // What was withheld was not written, so it owns nothing new.
                 let owned = owned_after(owned_before, outcome.applied.iter().copied());
+                self.record_names(&names, &outcome);
                 self.emit(outcome, &uids).await;
                 Ok((
                     SyncReport {
@@ -769,10 +806,46 @@ impl Controller {
                 } else {
                     outcome.errored = changes.iter().map(|c| (c, None)).collect();
                 }
+                self.record_names_failed(&names, &outcome, &e);
                 self.emit(outcome, &uids).await;
                 Err(e.into())
             }
         }
+    }
+
+    /// Folds this sync's names' outcomes ([`crate::name_status`]) into the book the status writers and
+    /// `/summary` read: after the write, so it never delays a record.
+    fn record_names(&self, input: &NamesInput<'_>, outcome: &Outcome<'_>) {
+        self.fold_names(input, outcome, None);
+    }
+
+    /// [`Controller::record_names`] for a write that failed as a whole: each change it names is refused
+    /// with `error` where the provider named no reason of its own.
+    fn record_names_failed(&self, input: &NamesInput<'_>, outcome: &Outcome<'_>, error: &RegistryError) {
+        let reason = FailureReason {
+            kind: extdns_provider::FailureKind::Refused,
+            message: error.to_string(),
+        };
+        self.fold_names(input, outcome, Some(&reason));
+    }
+
+    fn fold_names(&self, input: &NamesInput<'_>, outcome: &Outcome<'_>, fallback: Option<&FailureReason>) {
+        let errored: Vec<(&Change, Option<&FailureReason>)> =
+            outcome.errored.iter().map(|(c, why)| (*c, why.or(fallback))).collect();
+        let uid = |key: &ObjectKey| input.store.uid(key);
+        let facts = SyncFacts {
+            asked: input.asked,
+            current: input.current,
+            plan: &self.config.plan,
+            provider_filter: input.provider_filter,
+            provider: &self.provider_name,
+            applied: &outcome.applied,
+            errored: &errored,
+            failed: input.failed,
+            uids: &uid,
+        };
+        let update = crate::name_status::compute(&facts);
+        self.metrics.names().fold(update, input.planned);
     }
 
     /// Take the deletes the deletion guard holds back out of `changes`, say so (one error per zone, the held

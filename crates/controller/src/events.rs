@@ -291,7 +291,9 @@ fn describe(e: &Endpoint, owner: &str) -> String {
     )
 }
 
-fn truncate(mut note: String) -> String {
+/// `note` cut to [`NOTE_MAX`] bytes (at a character boundary, ending in `...`): what the API server takes
+/// in an Event's note, and what a person reads at once in a condition's message.
+pub fn truncate(mut note: String) -> String {
     if note.len() > NOTE_MAX {
         let mut cut = NOTE_MAX - 3;
         while !note.is_char_boundary(cut) {

@@ -66,23 +66,27 @@ mod exposition_check;
 mod guard;
 mod hold;
 mod metrics;
+mod name_status;
 mod process;
 mod requests;
 mod schedule;
 mod server;
 mod signal;
 mod status;
+mod summary;
 
 pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport, SyncState};
-pub use events::{EventKind, EventReason, EventSink, EventsConfig, NOTE_MAX, RecordEvent};
+pub use events::{EventKind, EventReason, EventSink, EventsConfig, NOTE_MAX, RecordEvent, truncate as truncate_note};
 pub use exposition::Format as MetricsFormat;
 pub use guard::{DeletionGuard, Verdict, ZoneVerdict};
 pub use metrics::{Metrics, PREFIX as METRICS_PREFIX, WebhookCall};
+pub use name_status::{NameBook, NameOutcome, NameState, NameStatuses, ObjectNames, Party, Reason};
 pub use requests::RequestDurations;
 pub use schedule::EVENT_DEBOUNCE;
 pub use server::{MetricsServer, ServerError, start_metrics_server};
 pub use signal::spawn_signal_handler;
 pub use status::{ProviderSync, StatusSink, SyncObserver, SyncStatus};
+pub use summary::{Summary, SummaryQuery};
 /// Re-exported so the binary can stop the loop without depending on tokio-util itself.
 pub use tokio_util::sync::CancellationToken;
 

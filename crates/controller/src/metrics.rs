@@ -20,6 +20,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::exposition::{self, Format, Writer};
+use crate::name_status::NameBook;
 use crate::process::Process;
 use crate::requests::RequestDurations;
 
@@ -153,6 +154,8 @@ pub struct Metrics {
     /// One child per provider object (`--dns-provider-crds`), by its `provider` label, in label order: their
     /// families are scraped with this root's, each sample labelled.
     children: RwLock<Vec<(String, Arc<Metrics>)>>,
+    /// Every name's outcome as the last syncs left it: `/summary` serves it, the status writers write it.
+    names: NameBook,
 }
 
 impl Metrics {
@@ -201,6 +204,7 @@ impl Metrics {
             extras: Registry::default(),
             ready: AtomicBool::new(false),
             children: RwLock::default(),
+            names: NameBook::default(),
         };
         let extdns = root.sub_registry_with_prefix(EXTDNS_PREFIX);
         if per_sync {
@@ -384,6 +388,12 @@ impl Metrics {
     /// labelled with its provider, a root's once without.
     pub fn register_with_prefix(&mut self, prefix: &str, register: impl FnOnce(&mut Registry)) {
         register(self.extras.sub_registry_with_prefix(prefix));
+    }
+
+    /// Every name's outcome as the last syncs left it ([`crate::name_status`]), beside the metrics because
+    /// the same server serves both (`/summary`).
+    pub fn names(&self) -> &NameBook {
+        &self.names
     }
 
     /// Whether this replica is ready to be sent traffic (`/readyz`): it completed a full sync, or it follows

@@ -1,5 +1,5 @@
 //! The `--metrics-address` listener: `/metrics` for Prometheus, `/healthz` and `/readyz` for the kubelet's
-//! probes.
+//! probes, `/summary` for the names that are not published and why ([`crate::summary`]).
 //!
 //! `/healthz` answers 200 `OK` as long as the process serves HTTP, as external-dns does: a sync that fails
 //! (a provider down) is not a reason for the kubelet to restart extdns, it would only lose the informer
@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Metrics;
 use crate::exposition::Format;
+use crate::summary::{Summary, SummaryQuery};
 
 /// Why the metrics server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +73,7 @@ pub async fn start_metrics_server(
             tracing::error!(error = %e, "metrics server stopped");
         }
     });
-    tracing::info!(address = %local_addr, "serving /metrics, /healthz and /readyz");
+    tracing::info!(address = %local_addr, "serving /metrics, /healthz, /readyz and /summary");
     Ok(MetricsServer { local_addr, handle })
 }
 
@@ -81,6 +82,7 @@ pub(crate) fn router(metrics: Arc<Metrics>) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_handler))
+        .route("/summary", get(summary_handler))
         .with_state(metrics)
 }
 
@@ -107,6 +109,21 @@ async fn metrics_handler(State(metrics): State<Arc<Metrics>>, headers: HeaderMap
         [(header::CONTENT_TYPE, format.content_type())],
         metrics.encode_as(format),
     )
+}
+
+/// `/summary`: the names' outcomes by kind and reason, and a page of the unpublished ones
+/// ([`crate::summary`]).
+async fn summary_handler(State(metrics): State<Arc<Metrics>>, RawQuery(query): RawQuery) -> impl IntoResponse {
+    let query = SummaryQuery::parse(query.as_deref().unwrap_or_default());
+    let summary = Summary::of(&metrics.names().latest(), &query);
+    match serde_json::to_string(&summary) {
+        Ok(body) => (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            [(header::CONTENT_TYPE, "text/plain")],
+            format!("cannot encode the summary: {e}"),
+        ),
+    }
 }
 
 /// Go's `:port` (every interface) as a socket address Rust can bind.
@@ -159,6 +176,54 @@ mod tests {
         let mut out = String::new();
         stream.read_to_string(&mut out).await?;
         Ok(out)
+    }
+
+    #[tokio::test]
+    async fn summary_serves_the_book_as_json_a_page_at_a_time() -> Result<(), Box<dyn std::error::Error>> {
+        use std::collections::BTreeMap;
+
+        use extdns_informer::{ObjectKey, ResourceKind};
+
+        use crate::name_status::{NameOutcome, NameState, ObjectNames};
+
+        let metrics = Arc::new(Metrics::new("1.2.3", "r"));
+        let names = |name: &str| ObjectNames {
+            uid: None,
+            names: vec![NameOutcome {
+                name: name.into(),
+                record_type: "A".into(),
+                set_identifier: String::new(),
+                state: NameState::Pending,
+            }],
+        };
+        let update = BTreeMap::from([
+            (
+                ObjectKey::new(ResourceKind::Service, "shop", "a"),
+                names("a.example.org"),
+            ),
+            (
+                ObjectKey::new(ResourceKind::Service, "shop", "b"),
+                names("b.example.org"),
+            ),
+        ]);
+        metrics.names().fold(update, None);
+        let server = Running::start(metrics).await?;
+        let page = get_path(server.addr(), "/summary?limit=1").await?;
+        assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+        assert!(page.contains("content-type: application/json"), "{page}");
+        let body: serde_json::Value = serde_json::from_str(page.split("\r\n\r\n").nth(1).unwrap_or_default())?;
+        assert_eq!(body["names"]["Service"]["Pending"], 2);
+        assert_eq!(body["notPublished"].as_array().map(Vec::len), Some(1));
+        let token = body["continue"]
+            .as_str()
+            .unwrap_or_default()
+            .replace('/', "%2F")
+            .replace('|', "%7C");
+        let next = get_path(server.addr(), &format!("/summary?limit=1&continue={token}")).await?;
+        let next: serde_json::Value = serde_json::from_str(next.split("\r\n\r\n").nth(1).unwrap_or_default())?;
+        assert_eq!(next["notPublished"][0]["object"], "b");
+        assert!(next.get("continue").is_none(), "{next}");
+        server.stop().await
     }
 
     #[test]

@@ -805,6 +805,10 @@ pub struct ControlFlags {
     /// Address of the /metrics and /healthz HTTP listener.
     #[arg(long, value_name = "ADDR", default_value = ":7979")]
     pub metrics_address: String,
+    /// Write each object's names' outcome onto it: a condition on Services, an annotation on Ingresses and
+    /// Gateway API routes (leader only, when it changes, rate-limited). extdns only.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "true")]
+    pub status_updates: bool,
 }
 
 // ----------------------------------------------------------------------------------- Leader election

@@ -18,9 +18,17 @@ use crate::crd_status::CrdStatus;
 use crate::dns_server::provider_and_server;
 use crate::events::KubeEvents;
 use crate::settings::{ClusterSettings, EnabledSource, KubeSettings, LeaderSettings, Settings, ValidationError};
+use extdns_kube_sinks::object_status::{KubeStatusApi, StatusWriter, TokenBucket};
 
 /// How long `--once` waits for the informers' first list (external-dns's cache-sync timeout).
 pub const ONCE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `--status-updates`' steady rate of writes per second and its burst: a first sync of thousands of
+/// objects spreads its statuses over minutes rather than loading the API server, and a change of a few
+/// objects is written at once.
+const STATUS_QPS: f64 = 5.0;
+/// See [`STATUS_QPS`].
+const STATUS_BURST: u32 = 50;
 
 /// The version `build_info` reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -52,11 +60,23 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     // next leader start too early.
     let election_stop = CancellationToken::new();
     let mut election_task = None;
+    let mut leading = extdns_leader::Leadership::always();
     if let (Some(leader), ClusterSettings::ApiServer(kube)) = (&settings.leader, &settings.cluster) {
         let (election, leadership) = start_election(leader, kube).await?;
+        leading = leadership.clone();
         controller = controller.with_leadership(leadership);
         election_task = Some(tokio::spawn(election.run(election_stop.clone())));
     }
+    controller = controller.with_provider_name(settings.provider.name());
+    let status_writer = match (&settings.cluster, settings.status_updates && !settings.once) {
+        (ClusterSettings::ApiServer(kube), true) => {
+            let api = KubeStatusApi::new(kube_client(kube).await?, kube.live.overrides.clone());
+            let is_leader = Arc::new(move || leading.is_leader());
+            let writer = StatusWriter::new(Arc::new(api), is_leader, TokenBucket::new(STATUS_QPS, STATUS_BURST));
+            Some(tokio::spawn(writer.run(metrics.names().clone(), shutdown.clone())))
+        }
+        _ => None,
+    };
     let crd = settings.sources.enabled.contains(&EnabledSource::Crd);
     if let (true, ClusterSettings::ApiServer(kube)) = (crd || settings.events.any(), &settings.cluster) {
         let client = kube_client(kube).await?;
@@ -124,6 +144,9 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
         let _ = task.await;
     }
     let _ = server.handle.await;
+    if let Some(writer) = status_writer {
+        let _ = writer.await;
+    }
     Ok(())
 }
 

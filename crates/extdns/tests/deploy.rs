@@ -111,7 +111,17 @@ fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches_and_events_only_
     let mut granted = BTreeSet::new();
     let mut event_rules = 0;
     let mut status_rules = 0;
+    let mut status_update_rules = BTreeSet::new();
     for rule in role["rules"].as_array().ok_or("no rules")? {
+        if strings(&rule["verbs"]) == ["patch"] {
+            // `--status-updates`: a patch (server-side apply) of Services' status, Ingresses and routes.
+            for group in strings(&rule["apiGroups"]) {
+                for resource in strings(&rule["resources"]) {
+                    status_update_rules.insert((group.clone(), resource));
+                }
+            }
+            continue;
+        }
         if strings(&rule["apiGroups"]).contains(&"events.k8s.io".to_string()) {
             // `--events-emit`: new events and a repeat's series count, nothing else.
             assert_eq!(strings(&rule["apiGroups"]), ["events.k8s.io"], "{rule}");
@@ -148,6 +158,19 @@ fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches_and_events_only_
         .collect();
     assert_eq!(granted, needed);
     assert_eq!((event_rules, status_rules), (1, 1));
+    let patched: BTreeSet<(String, String)> = [
+        ("", "services/status"),
+        ("networking.k8s.io", "ingresses"),
+        ("gateway.networking.k8s.io", "httproutes"),
+        ("gateway.networking.k8s.io", "grpcroutes"),
+        ("gateway.networking.k8s.io", "tlsroutes"),
+        ("gateway.networking.k8s.io", "tcproutes"),
+        ("gateway.networking.k8s.io", "udproutes"),
+    ]
+    .into_iter()
+    .map(|(g, r)| (g.to_string(), r.to_string()))
+    .collect();
+    assert_eq!(status_update_rules, patched);
     Ok(())
 }
 

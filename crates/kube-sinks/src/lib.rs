@@ -1,6 +1,7 @@
 //! What a sync tells the Kubernetes API, apart from the records: the controller's Events
-//! ([`events::KubeEvents`], `--events-emit`) and the status of DNSEndpoints ([`crd_status::CrdStatus`],
-//! `--source=crd`).
+//! ([`events::KubeEvents`], `--events-emit`), the status of DNSEndpoints ([`crd_status::CrdStatus`],
+//! `--source=crd`), and each name's outcome on Services, Ingresses and routes
+//! ([`object_status::StatusWriter`], `--status-updates`).
 //!
 //! The controller decides what to say (its `EventSink` and `StatusSink` traits take plain values); these
 //! sinks say it with a kube client the binary hands them. Each writes on the object the watcher stored,
@@ -30,6 +31,8 @@
 
 pub mod crd_status;
 pub mod events;
+pub mod object_status;
 
 pub use crd_status::CrdStatus;
 pub use events::{KubeEvents, MAX_EVENTS_PER_SYNC, REPORTING_CONTROLLER};
+pub use object_status::{KubeStatusApi, StatusWriter, TokenBucket};

@@ -45,6 +45,8 @@ pub struct Settings {
     pub leader: Option<LeaderSettings>,
     /// Which Kubernetes Events to emit.
     pub events: EventsConfig,
+    /// `--status-updates`: write each object's names' outcome onto it (the API server only).
+    pub status_updates: bool,
 }
 
 /// The registry, with the validated ownership for the TXT one.

@@ -47,6 +47,8 @@ pub mod contour_openshift;
 pub mod handover;
 // --- ambassador-host source ---
 pub mod ambassador;
+// --- status on the objects (--status-updates) ---
+pub mod status;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -376,5 +378,12 @@ pub const ALL: &[Scenario] = &[
         about: "Emissary-ingress's CRDs (Hosts in v3alpha1 and v2): external-dns v0.23.0 and extdns (--source=ambassador-host) on Hosts naming Emissary's Services publish identical zones, take-over both ways changes nothing",
         default: true,
         run: ambassador::differential,
+    },
+    // --- status on the objects (--status-updates) ---
+    Scenario {
+        name: "status",
+        about: "--status-updates: a Service's condition goes Published, Conflict (naming the holder), Filtered (naming the flag), Held and back; an Ingress's and an HTTPRoute's annotation; no field of another manager touched (managedFields)",
+        default: true,
+        run: status::run,
     },
 ];

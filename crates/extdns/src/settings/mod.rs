@@ -523,6 +523,8 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
         metrics_address: c.metrics_address.clone(),
         leader,
         events,
+        // Manifests have no API server to write to.
+        status_updates: c.status_updates && flags.offline.manifests.is_empty(),
     })
 }
 

@@ -1,0 +1,872 @@
+//! Why each name an object asks for is (or is not) in DNS: one outcome per (object, name), computed from
+//! what a sync already knows (the names the sources asked for, the records the plan compared them with,
+//! the plan's filters, the provider's refusals, the objects the sources could not evaluate), never by
+//! evaluating anything again.
+//!
+//! It is computed after the records are written, so it never delays a change reaching DNS, and kept in a
+//! [`NameBook`] that the status writers (Service conditions, the Ingress and route annotation, DNSEndpoint
+//! conditions), the `/summary` endpoint and `extdns explain` all read: one model, so what `kubectl`, the
+//! summary and explain say about a name is the same.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use extdns_endpoint::name::name_key;
+use extdns_endpoint::{Change, DomainFilter, Endpoint, ObjectRefs, RecordType};
+use extdns_informer::{ObjectKey, Uid};
+use extdns_plan::PlanConfig;
+use extdns_provider::FailureReason;
+use extdns_source::{Failures, Held};
+use serde::Serialize;
+use tokio::sync::watch;
+
+/// The other party of a conflict, so the user knows whom to talk to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Party {
+    /// Another object asks for the same name and type and holds it (its `resource` label, e.g.
+    /// `service/shop/web`; empty when the record names none).
+    Object(String),
+    /// The record in the zone belongs to another owner id (empty: a record with no owner at all).
+    Owner(String),
+}
+
+impl std::fmt::Display for Party {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Party::Object(o) if o.is_empty() => f.write_str("a record that names no object"),
+            Party::Object(o) => write!(f, "object {o}"),
+            Party::Owner(o) if o.is_empty() => f.write_str("a record no owner id claims"),
+            Party::Owner(o) => write!(f, "owner id {o:?}"),
+        }
+    }
+}
+
+/// Where one name stands, with what the user needs to act on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason")]
+pub enum NameState {
+    /// The record is in the zone as asked.
+    Published {
+        /// The provider that holds it (`--provider`).
+        provider: String,
+        /// The zone (the provider's domain filter include) the name falls in, when it has one.
+        zone: Option<String>,
+    },
+    /// Asked for, not written yet (a dry run, the deletion guard, or a write still to come).
+    Pending,
+    /// Someone else holds the name.
+    Conflict {
+        /// Who.
+        with: Party,
+    },
+    /// Part of the object is invalid; this name's record is kept as it was.
+    Invalid {
+        /// What is wrong, naming the field (as the source said it).
+        field: String,
+    },
+    /// The provider would not take the record.
+    Refused {
+        /// What the provider said.
+        error: String,
+    },
+    /// A flag keeps the name out of the plan.
+    Filtered {
+        /// Which flag.
+        flag: &'static str,
+    },
+    /// The object could not be evaluated: its records are kept as they are.
+    Held {
+        /// Why, as the source said it.
+        why: String,
+    },
+}
+
+/// The state without its detail: the condition reason and the summary's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Reason {
+    /// See [`NameState::Published`].
+    Published,
+    /// See [`NameState::Pending`].
+    Pending,
+    /// See [`NameState::Conflict`].
+    Conflict,
+    /// See [`NameState::Invalid`].
+    Invalid,
+    /// See [`NameState::Refused`].
+    Refused,
+    /// See [`NameState::Filtered`].
+    Filtered,
+    /// See [`NameState::Held`].
+    Held,
+}
+
+impl Reason {
+    /// Every reason, worst last: an object's condition takes the worst of its names'.
+    pub const ALL: [Reason; 7] = [
+        Reason::Published,
+        Reason::Pending,
+        Reason::Filtered,
+        Reason::Conflict,
+        Reason::Invalid,
+        Reason::Refused,
+        Reason::Held,
+    ];
+
+    /// The reason as conditions and the summary spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Published => "Published",
+            Reason::Pending => "Pending",
+            Reason::Conflict => "Conflict",
+            Reason::Invalid => "Invalid",
+            Reason::Refused => "Refused",
+            Reason::Filtered => "Filtered",
+            Reason::Held => "Held",
+        }
+    }
+
+    /// How bad it is, for picking an object's reason ([`Reason::ALL`]'s order).
+    fn rank(self) -> usize {
+        Reason::ALL.iter().position(|r| *r == self).unwrap_or(0)
+    }
+}
+
+impl NameState {
+    /// The reason alone.
+    pub fn reason(&self) -> Reason {
+        match self {
+            NameState::Published { .. } => Reason::Published,
+            NameState::Pending => Reason::Pending,
+            NameState::Conflict { .. } => Reason::Conflict,
+            NameState::Invalid { .. } => Reason::Invalid,
+            NameState::Refused { .. } => Reason::Refused,
+            NameState::Filtered { .. } => Reason::Filtered,
+            NameState::Held { .. } => Reason::Held,
+        }
+    }
+}
+
+impl std::fmt::Display for NameState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NameState::Published {
+                provider,
+                zone: Some(z),
+            } => write!(f, "published by {provider} in zone {z}"),
+            NameState::Published { provider, zone: None } => write!(f, "published by {provider}"),
+            NameState::Pending => f.write_str("not written yet"),
+            NameState::Conflict { with } => write!(f, "held by {with}"),
+            NameState::Invalid { field } => write!(f, "invalid: {field}"),
+            NameState::Refused { error } => write!(f, "refused by the provider: {error}"),
+            NameState::Filtered { flag } => write!(f, "filtered out by {flag}"),
+            NameState::Held { why } => write!(f, "kept as it is, the object could not be evaluated: {why}"),
+        }
+    }
+}
+
+/// One name of one object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NameOutcome {
+    /// The name as asked; empty when the object could not be evaluated and owns no record yet (its names
+    /// are unknown).
+    pub name: String,
+    /// The record type (empty with an empty name).
+    pub record_type: String,
+    /// The set identifier, empty for most records.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub set_identifier: String,
+    /// Where it stands.
+    #[serde(flatten)]
+    pub state: NameState,
+}
+
+/// Every name of one object.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ObjectNames {
+    /// The object's uid when the sync computed this, so a writer leaves an object made again since alone.
+    #[serde(skip)]
+    pub uid: Option<Uid>,
+    /// Sorted by name, type and set identifier.
+    pub names: Vec<NameOutcome>,
+}
+
+impl ObjectNames {
+    /// The object's reason: the worst of its names' ([`Reason::ALL`]'s order); `None` without names.
+    pub fn reason(&self) -> Option<Reason> {
+        self.names.iter().map(|n| n.state.reason()).max_by_key(|r| r.rank())
+    }
+}
+
+/// Every object's names, as the syncs so far left them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameStatuses {
+    objects: BTreeMap<ObjectKey, ObjectNames>,
+}
+
+impl NameStatuses {
+    /// Each object with its names, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &ObjectNames)> {
+        self.objects.iter()
+    }
+
+    /// One object's names.
+    pub fn get(&self, key: &ObjectKey) -> Option<&ObjectNames> {
+        self.objects.get(key)
+    }
+
+    /// How many objects have names.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// Whether no object has any.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// Folds one sync's outcomes in. A full sync (`names: None`) replaces everything; an incremental one
+    /// replaces, for every object, the names it planned (name keys) and keeps the rest, so an object that
+    /// asks for a name it did not touch keeps that name's outcome.
+    pub(crate) fn fold(&mut self, update: BTreeMap<ObjectKey, ObjectNames>, planned: Option<&BTreeSet<String>>) {
+        let Some(planned) = planned else {
+            self.objects = update;
+            return;
+        };
+        let mut update = update;
+        for (key, names) in &mut self.objects {
+            names
+                .names
+                .retain(|n| !n.name.is_empty() && !planned.contains(name_key(&n.name).as_ref()));
+            if let Some(mut new) = update.remove(key) {
+                names.uid = new.uid.or(names.uid);
+                names.names.append(&mut new.names);
+                names.names.sort_by(order);
+                names.names.dedup();
+                drop_redundant_nameless(&mut names.names);
+            }
+        }
+        self.objects.extend(update);
+        self.objects.retain(|_, n| !n.names.is_empty());
+    }
+}
+
+/// An incremental sync sees only the records of the names it plans, so a failed object whose records lie
+/// elsewhere comes with a nameless outcome: it says nothing its named ones do not.
+fn drop_redundant_nameless(names: &mut Vec<NameOutcome>) {
+    let named: BTreeSet<Reason> = names
+        .iter()
+        .filter(|n| !n.name.is_empty())
+        .map(|n| n.state.reason())
+        .collect();
+    names.retain(|n| !n.name.is_empty() || !named.contains(&n.state.reason()));
+}
+
+/// Outcomes made elsewhere (from manifests, in tests): each object's names as given.
+impl FromIterator<(ObjectKey, ObjectNames)> for NameStatuses {
+    fn from_iter<I: IntoIterator<Item = (ObjectKey, ObjectNames)>>(iter: I) -> Self {
+        NameStatuses {
+            objects: iter.into_iter().filter(|(_, n)| !n.names.is_empty()).collect(),
+        }
+    }
+}
+
+fn order(a: &NameOutcome, b: &NameOutcome) -> std::cmp::Ordering {
+    (&a.name, &a.record_type, &a.set_identifier).cmp(&(&b.name, &b.record_type, &b.set_identifier))
+}
+
+/// Where the latest [`NameStatuses`] are kept: written by the controller after each sync, read by the
+/// `/summary` endpoint and the status writers, which [`NameBook::subscribe`] wakes when it changes.
+#[derive(Debug, Clone)]
+pub struct NameBook {
+    latest: Arc<watch::Sender<Arc<NameStatuses>>>,
+}
+
+impl Default for NameBook {
+    fn default() -> Self {
+        NameBook {
+            latest: Arc::new(watch::Sender::new(Arc::default())),
+        }
+    }
+}
+
+impl NameBook {
+    /// The latest outcomes (empty before the first sync).
+    pub fn latest(&self) -> Arc<NameStatuses> {
+        self.latest.borrow().clone()
+    }
+
+    /// A receiver woken each time a sync changes the outcomes.
+    pub fn subscribe(&self) -> watch::Receiver<Arc<NameStatuses>> {
+        self.latest.subscribe()
+    }
+
+    /// Folds one sync's outcomes in ([`NameStatuses::fold`]); wakes readers only if something changed.
+    pub(crate) fn fold(&self, update: BTreeMap<ObjectKey, ObjectNames>, planned: Option<&BTreeSet<String>>) {
+        self.latest.send_if_modified(|latest| {
+            let mut next = NameStatuses::clone(latest);
+            next.fold(update, planned);
+            let changed = next != **latest;
+            if changed {
+                *latest = Arc::new(next);
+            }
+            changed
+        });
+    }
+}
+
+/// One desired endpoint as the outcome needs it: taken before the plan consumes the endpoints (names and
+/// shared object keys only, no targets).
+#[derive(Debug, Clone)]
+pub(crate) struct Asked {
+    name: String,
+    record_type: RecordType,
+    set_identifier: String,
+    objects: ObjectRefs,
+    /// The `resource` label the record would be written with, to tell the conflict resolver's winner.
+    resource: String,
+}
+
+impl Asked {
+    /// What `desired` asks for.
+    pub(crate) fn of(desired: &[Endpoint]) -> Vec<Asked> {
+        desired
+            .iter()
+            .filter(|e| !e.ref_objects.is_empty())
+            .map(|e| Asked {
+                name: e.dns_name.clone(),
+                record_type: e.record_type.clone(),
+                set_identifier: e.set_identifier.clone(),
+                objects: e.ref_objects.clone(),
+                resource: e.resource().map(|r| r.into_owned()).unwrap_or_default(),
+            })
+            .collect()
+    }
+}
+
+/// What one sync knows, as the outcome reads it.
+pub(crate) struct SyncFacts<'a> {
+    /// What the sources asked for ([`Asked::of`]).
+    pub asked: &'a [Asked],
+    /// The records the plan compared with.
+    pub current: &'a [Endpoint],
+    /// The plan's filters and owner id.
+    pub plan: &'a PlanConfig,
+    /// The provider's zones.
+    pub provider_filter: &'a DomainFilter,
+    /// The provider's name, for the published message.
+    pub provider: &'a str,
+    /// The changes the provider took.
+    pub applied: &'a [&'a Change],
+    /// The changes it refused.
+    pub errored: &'a [(&'a Change, Option<&'a FailureReason>)],
+    /// The objects the sources could not evaluate.
+    pub failed: &'a Failures,
+    /// The uids of the objects, as the sync saw them.
+    pub uids: &'a dyn Fn(&ObjectKey) -> Option<Uid>,
+}
+
+/// One row of the plan: a name key, type and set identifier.
+type Row = (String, String, String);
+
+fn row_of(name: &str, record_type: &RecordType, set_identifier: &str) -> Row {
+    (
+        name_key(name).into_owned(),
+        record_type.to_string(),
+        set_identifier.to_string(),
+    )
+}
+
+/// The outcome of every object `facts` names.
+pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames> {
+    let owner = facts.plan.owner_id.as_str();
+    // Who holds each row after this sync: what was written, else what was there.
+    let mut holder: BTreeMap<Row, String> = BTreeMap::new();
+    let mut foreign: BTreeMap<String, String> = BTreeMap::new();
+    for e in facts.current {
+        let mine = owner.is_empty() || e.owner() == Some(owner);
+        if mine {
+            let resource = e.resource().map(|r| r.into_owned()).unwrap_or_default();
+            holder.insert(row_of(&e.dns_name, &e.record_type, &e.set_identifier), resource);
+        } else {
+            foreign
+                .entry(name_key(&e.dns_name).into_owned())
+                .or_insert_with(|| e.owner().unwrap_or_default().to_string());
+        }
+    }
+    let mut refused: BTreeMap<Row, String> = BTreeMap::new();
+    for (c, why) in facts.errored {
+        let e = c.endpoint();
+        let error = why.map_or_else(
+            || "the write failed (see the extdns log)".to_string(),
+            |w| w.to_string(),
+        );
+        refused.insert(row_of(&e.dns_name, &e.record_type, &e.set_identifier), error);
+    }
+    for c in facts.applied {
+        let e = c.endpoint();
+        let row = row_of(&e.dns_name, &e.record_type, &e.set_identifier);
+        match c {
+            Change::Delete(_) => {
+                holder.remove(&row);
+            }
+            _ => {
+                let resource = e.resource().map(|r| r.into_owned()).unwrap_or_default();
+                holder.insert(row, resource);
+            }
+        }
+    }
+
+    let mut out: BTreeMap<ObjectKey, ObjectNames> = BTreeMap::new();
+    for a in facts.asked {
+        let row = row_of(&a.name, &a.record_type, &a.set_identifier);
+        let state = state_of(facts, a, &row, &holder, &foreign, &refused);
+        for key in a.objects.iter() {
+            if facts.failed.contains(key) && matches!(facts.failed.held(key), Some(Held::All)) {
+                continue;
+            }
+            push(
+                &mut out,
+                facts,
+                key,
+                a.name.clone(),
+                a.record_type.to_string(),
+                &a.set_identifier,
+                state.clone(),
+            );
+        }
+    }
+    held_names(facts, &mut out);
+    for names in out.values_mut() {
+        names.names.sort_by(order);
+        names.names.dedup();
+    }
+    out
+}
+
+fn state_of(
+    facts: &SyncFacts<'_>,
+    a: &Asked,
+    row: &Row,
+    holder: &BTreeMap<Row, String>,
+    foreign: &BTreeMap<String, String>,
+    refused: &BTreeMap<Row, String>,
+) -> NameState {
+    if let Some(flag) = filtered_by(facts.plan, facts.provider_filter, &a.name, &a.record_type) {
+        return NameState::Filtered { flag };
+    }
+    if let Some(error) = refused.get(row) {
+        return NameState::Refused { error: error.clone() };
+    }
+    match holder.get(row) {
+        Some(resource) if *resource == a.resource => NameState::Published {
+            provider: facts.provider.to_string(),
+            zone: zone_of(facts.provider_filter, &a.name),
+        },
+        Some(resource) => NameState::Conflict {
+            with: Party::Object(resource.clone()),
+        },
+        None => match foreign.get(&row.0) {
+            Some(other) => NameState::Conflict {
+                with: Party::Owner(other.clone()),
+            },
+            None => match cname_blocked_by(a, row, holder) {
+                Some(resource) => NameState::Conflict {
+                    with: Party::Object(resource.clone()),
+                },
+                None => NameState::Pending,
+            },
+        },
+    }
+}
+
+/// A CNAME cannot share its name with another record, and the plan drops the CNAME asked beside another
+/// type (external-dns's rule): the holder of a record of another type at the name, if there is one.
+fn cname_blocked_by<'h>(a: &Asked, row: &Row, holder: &'h BTreeMap<Row, String>) -> Option<&'h String> {
+    if a.record_type != RecordType::Cname {
+        return None;
+    }
+    let start = (row.0.clone(), String::new(), String::new());
+    holder
+        .range(start..)
+        .take_while(|((name, _, _), _)| *name == row.0)
+        .find(|((_, t, _), _)| *t != row.1)
+        .map(|(_, resource)| resource)
+}
+
+/// The flag that keeps `name`/`record_type` out of the plan, if one does (the plan's own admission rule).
+fn filtered_by(
+    plan: &PlanConfig,
+    provider: &DomainFilter,
+    name: &str,
+    record_type: &RecordType,
+) -> Option<&'static str> {
+    if plan.excluded_types.contains(record_type) {
+        return Some("--exclude-record-types");
+    }
+    if !plan.managed_types.contains(record_type) {
+        return Some("--managed-record-types");
+    }
+    if plan.domain_filter.is_configured() && !plan.domain_filter.matches(name) {
+        return Some("--domain-filter/--exclude-domains");
+    }
+    if provider.is_configured() && !provider.matches(name) {
+        return Some("the provider's zones (--zone-id-filter, --domain-filter)");
+    }
+    None
+}
+
+/// The provider zone `name` falls in: the longest include it is or ends in.
+fn zone_of(provider: &DomainFilter, name: &str) -> Option<String> {
+    let name = name_key(name);
+    provider
+        .includes()
+        .iter()
+        .filter(|z| {
+            let z = z.trim_end_matches('.').to_ascii_lowercase();
+            *name == z || name.ends_with(&format!(".{z}"))
+        })
+        .max_by_key(|z| z.len())
+        .cloned()
+}
+
+/// The records of objects the sources could not evaluate: kept as they are, so Held (the whole object
+/// failed) or Invalid (only the parts the source named); an object that owns none yet gets one nameless
+/// outcome, so its failure shows all the same.
+fn held_names(facts: &SyncFacts<'_>, out: &mut BTreeMap<ObjectKey, ObjectNames>) {
+    let mut records: BTreeMap<ObjectKey, Vec<&Endpoint>> = BTreeMap::new();
+    for e in facts.current {
+        if let Some(key) = e.resource().and_then(|r| ObjectKey::from_resource_label(&r))
+            && facts.failed.contains(&key)
+        {
+            records.entry(key).or_default().push(e);
+        }
+    }
+    for (key, why) in facts.failed.iter() {
+        let why = why
+            .unwrap_or("it could not be evaluated (see the extdns log)")
+            .to_string();
+        let held = facts.failed.held(key);
+        let mut any = false;
+        for e in records.get(key).into_iter().flatten() {
+            let state = match held {
+                Some(Held::Part(part)) => {
+                    if !part.keeps(&e.dns_name, &e.record_type, false) {
+                        continue;
+                    }
+                    NameState::Invalid { field: why.clone() }
+                }
+                _ => NameState::Held { why: why.clone() },
+            };
+            any = true;
+            push(
+                out,
+                facts,
+                key,
+                e.dns_name.clone(),
+                e.record_type.to_string(),
+                &e.set_identifier,
+                state,
+            );
+        }
+        if !any {
+            let state = match held {
+                Some(Held::Part(_)) => NameState::Invalid { field: why },
+                _ => NameState::Held { why },
+            };
+            push(out, facts, key, String::new(), String::new(), "", state);
+        }
+    }
+}
+
+fn push(
+    out: &mut BTreeMap<ObjectKey, ObjectNames>,
+    facts: &SyncFacts<'_>,
+    key: &ObjectKey,
+    name: String,
+    record_type: String,
+    set_identifier: &str,
+    state: NameState,
+) {
+    let names = out.entry(key.clone()).or_insert_with(|| ObjectNames {
+        uid: (facts.uids)(key),
+        names: Vec::new(),
+    });
+    names.names.push(NameOutcome {
+        name,
+        record_type,
+        set_identifier: set_identifier.to_string(),
+        state,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, label};
+    use extdns_informer::ResourceKind;
+    use extdns_provider::FailureKind;
+    use extdns_source::HeldRecords;
+
+    use super::*;
+
+    const OWNER: &str = "me";
+
+    fn svc(name: &str) -> ObjectKey {
+        ObjectKey::new(ResourceKind::Service, "shop", name)
+    }
+
+    /// What `object` asks for: `name` A `target`.
+    fn desired(object: &str, name: &str, target: &str) -> Endpoint {
+        let mut e = Endpoint::new(name, RecordType::A, [target]);
+        e.ref_objects.insert(svc(object));
+        e
+    }
+
+    /// A record in the zone of `owner`, written for `object`.
+    fn record(object: &str, name: &str, owner: &str) -> Endpoint {
+        Endpoint::new(name, RecordType::A, ["192.0.2.1"])
+            .with_label(label::OWNER, owner)
+            .with_label(label::RESOURCE, svc(object).resource_label())
+    }
+
+    fn plan() -> PlanConfig {
+        PlanConfig {
+            owner_id: OWNER.to_string(),
+            domain_filter: DomainFilter::new(&["example.org"], &[]),
+            ..PlanConfig::default()
+        }
+    }
+
+    struct Case {
+        desired: Vec<Endpoint>,
+        current: Vec<Endpoint>,
+        applied: Vec<Change>,
+        errored: Vec<(Change, Option<FailureReason>)>,
+        failed: Failures,
+    }
+
+    impl Case {
+        fn new(desired: Vec<Endpoint>) -> Case {
+            Case {
+                desired,
+                current: Vec::new(),
+                applied: Vec::new(),
+                errored: Vec::new(),
+                failed: Failures::new(),
+            }
+        }
+
+        fn run(&self) -> BTreeMap<ObjectKey, ObjectNames> {
+            let asked = Asked::of(&self.desired);
+            let plan = plan();
+            let provider = DomainFilter::new(&["example.org", "sub.example.org"], &[]);
+            let applied: Vec<&Change> = self.applied.iter().collect();
+            let errored: Vec<(&Change, Option<&FailureReason>)> =
+                self.errored.iter().map(|(c, w)| (c, w.as_ref())).collect();
+            let uids = |_: &ObjectKey| None;
+            compute(&SyncFacts {
+                asked: &asked,
+                current: &self.current,
+                plan: &plan,
+                provider_filter: &provider,
+                provider: "rfc2136",
+                applied: &applied,
+                errored: &errored,
+                failed: &self.failed,
+                uids: &uids,
+            })
+        }
+    }
+
+    /// The one state `object` has at `name`.
+    fn state(out: &BTreeMap<ObjectKey, ObjectNames>, object: &str, name: &str) -> NameState {
+        let names = &out[&svc(object)].names;
+        let found: Vec<_> = names.iter().filter(|n| n.name == name).collect();
+        assert_eq!(found.len(), 1, "{names:?}");
+        found[0].state.clone()
+    }
+
+    #[test]
+    fn a_written_name_is_published_in_its_zone() {
+        let mut case = Case::new(vec![desired("web", "web.sub.example.org", "192.0.2.1")]);
+        case.applied = vec![Change::Create(desired("web", "web.sub.example.org", "192.0.2.1"))];
+        assert_eq!(
+            state(&case.run(), "web", "web.sub.example.org"),
+            NameState::Published {
+                provider: "rfc2136".into(),
+                zone: Some("sub.example.org".into())
+            }
+        );
+        // Already there and ours: published without a write.
+        let mut case = Case::new(vec![desired("web", "web.example.org", "192.0.2.1")]);
+        case.current = vec![record("web", "web.example.org", OWNER)];
+        assert_eq!(state(&case.run(), "web", "web.example.org").reason(), Reason::Published);
+    }
+
+    #[test]
+    fn a_name_not_written_yet_is_pending() {
+        let case = Case::new(vec![desired("web", "web.example.org", "192.0.2.1")]);
+        assert_eq!(state(&case.run(), "web", "web.example.org"), NameState::Pending);
+    }
+
+    #[test]
+    fn a_name_another_object_holds_is_a_conflict_naming_it() {
+        let mut case = Case::new(vec![
+            desired("a", "web.example.org", "192.0.2.1"),
+            desired("b", "web.example.org", "192.0.2.2"),
+        ]);
+        case.applied = vec![Change::Create(desired("a", "web.example.org", "192.0.2.1"))];
+        let out = case.run();
+        assert_eq!(state(&out, "a", "web.example.org").reason(), Reason::Published);
+        assert_eq!(
+            state(&out, "b", "web.example.org"),
+            NameState::Conflict {
+                with: Party::Object("service/shop/a".into())
+            }
+        );
+    }
+
+    #[test]
+    fn a_cname_beside_another_objects_address_is_a_conflict_naming_it() {
+        let mut alias = Endpoint::new("web.example.org", RecordType::Cname, ["elsewhere.example.net"]);
+        alias.ref_objects.insert(svc("alias"));
+        let mut case = Case::new(vec![desired("web", "web.example.org", "192.0.2.1"), alias]);
+        case.current = vec![record("web", "web.example.org", OWNER)];
+        let out = case.run();
+        assert_eq!(state(&out, "web", "web.example.org").reason(), Reason::Published);
+        assert_eq!(
+            state(&out, "alias", "web.example.org"),
+            NameState::Conflict {
+                with: Party::Object("service/shop/web".into())
+            }
+        );
+    }
+
+    #[test]
+    fn a_name_another_owner_holds_is_a_conflict_naming_the_owner() {
+        let mut case = Case::new(vec![desired("web", "web.example.org", "192.0.2.1")]);
+        case.current = vec![record("other", "web.example.org", "cluster-b")];
+        assert_eq!(
+            state(&case.run(), "web", "web.example.org"),
+            NameState::Conflict {
+                with: Party::Owner("cluster-b".into())
+            }
+        );
+    }
+
+    #[test]
+    fn a_change_the_provider_refused_is_refused_with_its_error() {
+        let mut case = Case::new(vec![desired("web", "web.example.org", "192.0.2.1")]);
+        let change = Change::Create(desired("web", "web.example.org", "192.0.2.1"));
+        let why = FailureReason {
+            kind: FailureKind::Refused,
+            message: "NOTZONE".into(),
+        };
+        case.errored = vec![(change, Some(why))];
+        assert_eq!(
+            state(&case.run(), "web", "web.example.org"),
+            NameState::Refused {
+                error: "NOTZONE".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_name_outside_the_filters_is_filtered_by_the_flag_that_keeps_it_out() {
+        let mut aaaa = desired("web", "v6.example.org", "2001:db8::1");
+        aaaa.record_type = RecordType::Mx;
+        let case = Case::new(vec![desired("web", "web.example.net", "192.0.2.1"), aaaa]);
+        let out = case.run();
+        assert_eq!(
+            state(&out, "web", "web.example.net"),
+            NameState::Filtered {
+                flag: "--domain-filter/--exclude-domains"
+            }
+        );
+        assert_eq!(
+            state(&out, "web", "v6.example.org"),
+            NameState::Filtered {
+                flag: "--managed-record-types"
+            }
+        );
+    }
+
+    #[test]
+    fn a_failed_object_holds_its_records_and_a_failed_part_is_invalid() {
+        let mut case = Case::new(vec![desired("part", "ok.example.org", "192.0.2.1")]);
+        case.current = vec![
+            record("web", "web.example.org", OWNER),
+            record("part", "bad.example.org", OWNER),
+        ];
+        case.failed
+            .insert(svc("web"), Some("annotation ttl: not a duration".into()));
+        let mut held = HeldRecords::new();
+        held.name("bad.example.org", None);
+        case.failed
+            .insert_part(svc("part"), Some("spec.endpoints[1]: illegal target".into()), held);
+        case.failed.insert(svc("new"), None);
+        let out = case.run();
+        assert_eq!(
+            state(&out, "web", "web.example.org"),
+            NameState::Held {
+                why: "annotation ttl: not a duration".into()
+            }
+        );
+        assert_eq!(
+            state(&out, "part", "bad.example.org"),
+            NameState::Invalid {
+                field: "spec.endpoints[1]: illegal target".into()
+            }
+        );
+        assert_eq!(state(&out, "part", "ok.example.org"), NameState::Pending);
+        // Failing before owning any record: one nameless outcome says so.
+        assert_eq!(state(&out, "new", "").reason(), Reason::Held);
+        assert_eq!(out[&svc("part")].reason(), Some(Reason::Invalid));
+    }
+
+    #[test]
+    fn an_incremental_fold_replaces_only_the_planned_names() {
+        let outcome = |name: &str, state: NameState| NameOutcome {
+            name: name.into(),
+            record_type: "A".into(),
+            set_identifier: String::new(),
+            state,
+        };
+        let book = NameBook::default();
+        let mut rx = book.subscribe();
+        let web = ObjectNames {
+            uid: None,
+            names: vec![
+                outcome("a.example.org", NameState::Pending),
+                outcome("b.example.org", NameState::Pending),
+            ],
+        };
+        book.fold(BTreeMap::from([(svc("web"), web.clone())]), None);
+        assert!(rx.has_changed().unwrap_or(false));
+        rx.mark_unchanged();
+        // The same again: readers are not woken.
+        book.fold(BTreeMap::from([(svc("web"), web)]), None);
+        assert!(!rx.has_changed().unwrap_or(true));
+        let published = NameState::Published {
+            provider: "p".into(),
+            zone: None,
+        };
+        let update = ObjectNames {
+            uid: None,
+            names: vec![outcome("a.example.org", published.clone())],
+        };
+        let planned = BTreeSet::from(["a.example.org".to_string()]);
+        book.fold(BTreeMap::from([(svc("web"), update)]), Some(&planned));
+        let latest = book.latest();
+        let names = &latest.get(&svc("web")).map(|n| n.names.clone()).unwrap_or_default();
+        assert_eq!(
+            names.iter().map(|n| n.state.reason()).collect::<Vec<_>>(),
+            [Reason::Published, Reason::Pending]
+        );
+        // The object's names planned, and none asked any more: the object is gone from the book.
+        let planned = BTreeSet::from(["a.example.org".to_string(), "b.example.org".to_string()]);
+        book.fold(BTreeMap::new(), Some(&planned));
+        assert!(book.latest().is_empty());
+    }
+}

@@ -1,0 +1,556 @@
+//! `--status-updates`: each object's names' outcome ([`extdns_controller::NameStatuses`]) written where
+//! `kubectl` shows it, by the leader alone, only when it changes, at a bounded rate.
+//!
+//! - **Service**: a condition of type [`CONDITION_TYPE`] in `status.conditions`, through the status
+//!   subresource. The Service's status is the cloud controller's and kube-proxy's business too, so it is
+//!   written with server-side apply under our own field manager ([`FIELD_MANAGER`]): `status.conditions`
+//!   is a list keyed by `type`, and the apply owns our one entry and nothing else.
+//! - **Ingress and Gateway API routes**: their status belongs to their controllers (an Ingress's
+//!   `status.loadBalancer` to the ingress controller; a route's `status.parents` to the Gateway's
+//!   controller, one entry per parent it accepts, which extdns is not). Their status holds no place for a
+//!   third party, so the outcome goes to an annotation, [`ANNOTATION`], written by server-side apply under
+//!   our field manager: GitOps tools diff server-side and leave alone what another manager owns, so it is
+//!   never drift.
+//!
+//! DNSEndpoints keep their own conditions (`crate::crd_status`, external-dns's PR #6609 names).
+//!
+//! The writer runs beside the controller, woken by the name book: a sync's writes to DNS never wait for
+//! it. What it wrote is remembered, so an unchanged outcome costs nothing; a token bucket
+//! ([`TokenBucket`]) bounds the writes however many objects change at once (what waits keeps only its
+//! latest outcome); a follower writes nothing and forgets what it wrote, so a replica that leads again
+//! writes every outcome once. The object's uid, when the sync saw one, goes into the apply as a
+//! precondition: an object made again under the same name since is left to the next sync.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use extdns_controller::{CancellationToken, NameBook, NameStatuses, ObjectNames, Reason, truncate_note};
+use extdns_informer::{KindOverrides, ObjectKey, ResourceKind, Uid};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+use tracing::{debug, warn};
+
+/// The condition type on Services: a domain of our own, as Kubernetes asks of conditions not the object's
+/// own controller's.
+pub const CONDITION_TYPE: &str = "externaldns.k8s.io/Published";
+/// The annotation on Ingresses and routes.
+pub const ANNOTATION: &str = "externaldns.k8s.io/status";
+/// The field manager of every status write, so `managedFields` says who wrote what.
+pub const FIELD_MANAGER: &str = "extdns";
+/// The longest message, an Event note's: a condition message may be far longer, but a status nobody can
+/// read at once helps nobody, and a Service with thousands of names must not grow without bound.
+pub const MESSAGE_MAX: usize = extdns_controller::NOTE_MAX;
+/// How often a writer with something left to write (a write that failed, a follower that may lead) looks
+/// again without being woken.
+const RETRY_EVERY: Duration = Duration::from_secs(30);
+
+/// What one object shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectStatus {
+    /// Every name published.
+    pub published: bool,
+    /// The worst of its names' reasons.
+    pub reason: Reason,
+    /// Each name and where it stands, cut to [`MESSAGE_MAX`].
+    pub message: String,
+}
+
+/// How an object of `kind` is told, if it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mechanism {
+    /// A condition in `status.conditions`.
+    Condition,
+    /// The [`ANNOTATION`] annotation.
+    Annotation,
+}
+
+/// The mechanism for `kind`; `None` for kinds not written here (DNSEndpoints have their own writer; the
+/// other sources' kinds are not asked for yet).
+pub fn mechanism(kind: ResourceKind) -> Option<Mechanism> {
+    match kind {
+        ResourceKind::Service => Some(Mechanism::Condition),
+        ResourceKind::Ingress | ResourceKind::Route(_) => Some(Mechanism::Annotation),
+        _ => None,
+    }
+}
+
+/// What `names` makes the object show; `None` without names.
+pub fn status_of(names: &ObjectNames) -> Option<ObjectStatus> {
+    let reason = names.reason()?;
+    let parts: Vec<String> = names
+        .names
+        .iter()
+        .map(|n| {
+            if n.name.is_empty() {
+                n.state.to_string()
+            } else {
+                format!("{} {}: {}", n.name, n.record_type, n.state)
+            }
+        })
+        .collect();
+    Some(ObjectStatus {
+        published: reason == Reason::Published,
+        reason,
+        message: truncate_note(parts.join("; ")),
+    })
+}
+
+/// The Service status apply: our one condition.
+pub fn condition_patch(
+    api_version: &str,
+    key: &ObjectKey,
+    uid: Option<Uid>,
+    status: &ObjectStatus,
+    since: &str,
+) -> Value {
+    json!({
+        "apiVersion": api_version,
+        "kind": "Service",
+        "metadata": metadata(key, uid),
+        "status": {"conditions": [{
+            "type": CONDITION_TYPE,
+            "status": if status.published { "True" } else { "False" },
+            "reason": status.reason.as_str(),
+            "message": status.message,
+            "lastTransitionTime": since,
+        }]},
+    })
+}
+
+/// The Ingress or route apply: our one annotation, `{"reason": .., "message": ..}`.
+pub fn annotation_patch(
+    api_version: &str,
+    kind: &str,
+    key: &ObjectKey,
+    uid: Option<Uid>,
+    status: &ObjectStatus,
+) -> Value {
+    let value = json!({"published": status.published, "reason": status.reason.as_str(), "message": status.message});
+    let mut meta = metadata(key, uid);
+    meta["annotations"] = json!({ ANNOTATION: value.to_string() });
+    json!({"apiVersion": api_version, "kind": kind, "metadata": meta})
+}
+
+fn metadata(key: &ObjectKey, uid: Option<Uid>) -> Value {
+    let mut meta = json!({"name": key.name, "namespace": key.namespace});
+    if let Some(uid) = uid {
+        // A precondition: the apply fails on an object made again under this name since.
+        meta["uid"] = json!(uid.to_string());
+    }
+    meta
+}
+
+/// Tokens at a steady rate up to a burst: `take` says whether a write may go now, `ready_at` when the next
+/// one may.
+#[derive(Debug, Clone)]
+pub struct TokenBucket {
+    per_second: f64,
+    burst: f64,
+    tokens: f64,
+    at: Instant,
+}
+
+impl TokenBucket {
+    /// Full at first: `burst` writes at once, then `per_second`.
+    pub fn new(per_second: f64, burst: u32) -> Self {
+        let burst = f64::from(burst.max(1));
+        TokenBucket {
+            per_second: per_second.max(0.001),
+            burst,
+            tokens: burst,
+            at: Instant::now(),
+        }
+    }
+
+    fn refill(&mut self, now: Instant) {
+        let gained = now.saturating_duration_since(self.at).as_secs_f64() * self.per_second;
+        self.tokens = (self.tokens + gained).min(self.burst);
+        self.at = now;
+    }
+
+    /// Takes a token if there is one.
+    pub fn take(&mut self, now: Instant) -> bool {
+        self.refill(now);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// When the next token comes.
+    pub fn ready_at(&self) -> Instant {
+        let missing = (1.0 - self.tokens).max(0.0);
+        self.at + Duration::from_secs_f64(missing / self.per_second)
+    }
+}
+
+/// Why a status could not be written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StatusWriteError {
+    /// The API server refused or could not be reached.
+    #[error("cannot write the status of {object}: {source}")]
+    Api {
+        /// The object.
+        object: ObjectKey,
+        /// What the client said.
+        source: kube::Error,
+    },
+}
+
+/// Where the writes go: the API server in the binary, a record in tests.
+#[async_trait]
+pub trait StatusApi: Send + Sync {
+    /// Writes `status` onto `key`'s object (of uid `uid` when known) the way `mechanism` says;
+    /// `since` is the condition's transition time.
+    async fn write(
+        &self,
+        key: &ObjectKey,
+        uid: Option<Uid>,
+        mechanism: Mechanism,
+        status: &ObjectStatus,
+        since: &str,
+    ) -> Result<(), StatusWriteError>;
+}
+
+/// [`StatusApi`] over a kube client: server-side apply under [`FIELD_MANAGER`].
+pub struct KubeStatusApi {
+    client: kube::Client,
+    overrides: KindOverrides,
+}
+
+impl KubeStatusApi {
+    /// Writes with `client`, each kind where configuration (`overrides`) put it.
+    pub fn new(client: kube::Client, overrides: KindOverrides) -> Self {
+        KubeStatusApi { client, overrides }
+    }
+}
+
+#[async_trait]
+impl StatusApi for KubeStatusApi {
+    async fn write(
+        &self,
+        key: &ObjectKey,
+        uid: Option<Uid>,
+        mechanism: Mechanism,
+        status: &ObjectStatus,
+        since: &str,
+    ) -> Result<(), StatusWriteError> {
+        let resource = self.overrides.api_resource(key.kind);
+        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &key.namespace, &resource);
+        // Forced: the condition type and the annotation are ours alone; another manager that set them
+        // (an older extdns of another name) gives them up.
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        let written = match mechanism {
+            Mechanism::Condition => {
+                let patch = condition_patch(&resource.api_version, key, uid, status, since);
+                api.patch_status(&key.name, &params, &Patch::Apply(&patch)).await
+            }
+            Mechanism::Annotation => {
+                let patch = annotation_patch(&resource.api_version, &resource.kind, key, uid, status);
+                api.patch(&key.name, &params, &Patch::Apply(&patch)).await
+            }
+        };
+        written.map(|_| ()).map_err(|source| StatusWriteError::Api {
+            object: key.clone(),
+            source,
+        })
+    }
+}
+
+/// What the writer remembers of one object: what it wrote, and since when its condition's status holds.
+#[derive(Debug, Clone)]
+struct Written {
+    status: ObjectStatus,
+    since: String,
+}
+
+/// The writer: remembers what it wrote, queues what changed, writes as the bucket allows.
+pub struct StatusWriter {
+    api: Arc<dyn StatusApi>,
+    is_leader: Arc<dyn Fn() -> bool + Send + Sync>,
+    bucket: TokenBucket,
+    written: BTreeMap<ObjectKey, Written>,
+    /// What changed and is not written yet, with the object's uid: the latest outcome only.
+    pending: BTreeMap<ObjectKey, (Option<Uid>, ObjectStatus)>,
+}
+
+impl StatusWriter {
+    /// A writer through `api`, writing while `is_leader` says so, at most `bucket` allows.
+    pub fn new(api: Arc<dyn StatusApi>, is_leader: Arc<dyn Fn() -> bool + Send + Sync>, bucket: TokenBucket) -> Self {
+        StatusWriter {
+            api,
+            is_leader,
+            bucket,
+            written: BTreeMap::new(),
+            pending: BTreeMap::new(),
+        }
+    }
+
+    /// Queues every object whose status differs from what was written; an object that is gone from the
+    /// outcomes is forgotten (a later one is written afresh).
+    pub fn consider(&mut self, statuses: &NameStatuses) {
+        let mut seen = BTreeMap::new();
+        for (key, names) in statuses.iter() {
+            let Some(_) = mechanism(key.kind) else { continue };
+            let Some(status) = status_of(names) else { continue };
+            seen.insert(key.clone(), ());
+            if self.written.get(key).is_some_and(|w| w.status == status) {
+                self.pending.remove(key);
+            } else {
+                self.pending.insert(key.clone(), (names.uid, status));
+            }
+        }
+        self.written.retain(|k, _| seen.contains_key(k));
+        self.pending.retain(|k, _| seen.contains_key(k));
+    }
+
+    /// Writes what is pending while the bucket has tokens; returns when it should be called again (`None`:
+    /// nothing left). A follower writes nothing, and forgets what it wrote.
+    pub async fn drain(&mut self, now: Instant) -> Option<Instant> {
+        if !(self.is_leader)() {
+            self.written.clear();
+            return (!self.pending.is_empty()).then(|| now + RETRY_EVERY);
+        }
+        let mut failed = Vec::new();
+        while let Some((key, _)) = self.pending.first_key_value() {
+            if !self.bucket.take(now) {
+                break;
+            }
+            let key = key.clone();
+            let Some((uid, status)) = self.pending.remove(&key) else {
+                break;
+            };
+            let Some(mechanism) = mechanism(key.kind) else { continue };
+            // The transition time moves only when the condition's status does.
+            let since = match self.written.get(&key) {
+                Some(w) if w.status.published == status.published => w.since.clone(),
+                _ => k8s_openapi::jiff::Timestamp::now().to_string(),
+            };
+            match self.api.write(&key, uid, mechanism, &status, &since).await {
+                Ok(()) => {
+                    debug!(object = %key, reason = status.reason.as_str(), "status written");
+                    self.written.insert(key, Written { status, since });
+                }
+                Err(e) => {
+                    warn!(error = %e, "status not written; retried later");
+                    failed.push((key, (uid, status)));
+                }
+            }
+        }
+        let retry = !failed.is_empty();
+        self.pending.extend(failed);
+        if self.pending.is_empty() {
+            None
+        } else if retry {
+            Some(now + RETRY_EVERY)
+        } else {
+            Some(self.bucket.ready_at())
+        }
+    }
+
+    /// Runs until `shutdown`: woken by `book`, writing as [`StatusWriter::drain`] allows.
+    pub async fn run(mut self, book: NameBook, shutdown: CancellationToken) {
+        let mut rx = book.subscribe();
+        loop {
+            let latest = rx.borrow_and_update().clone();
+            self.consider(&latest);
+            let wake = self
+                .drain(Instant::now())
+                .await
+                .unwrap_or_else(|| Instant::now() + RETRY_EVERY);
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => break,
+                changed = rx.changed() => if changed.is_err() { break },
+                _ = tokio::time::sleep_until(wake) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use extdns_controller::{NameOutcome, NameState, Party};
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Recorded(Mutex<Vec<(ObjectKey, Mechanism, Reason)>>);
+
+    impl Recorded {
+        fn take(&self) -> Vec<(ObjectKey, Mechanism, Reason)> {
+            std::mem::take(&mut *self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+        }
+    }
+
+    #[async_trait]
+    impl StatusApi for Recorded {
+        async fn write(
+            &self,
+            key: &ObjectKey,
+            _uid: Option<Uid>,
+            mechanism: Mechanism,
+            status: &ObjectStatus,
+            _since: &str,
+        ) -> Result<(), StatusWriteError> {
+            self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((
+                key.clone(),
+                mechanism,
+                status.reason,
+            ));
+            Ok(())
+        }
+    }
+
+    fn names(state: NameState) -> ObjectNames {
+        ObjectNames {
+            uid: None,
+            names: vec![NameOutcome {
+                name: "web.example.org".into(),
+                record_type: "A".into(),
+                set_identifier: String::new(),
+                state,
+            }],
+        }
+    }
+
+    fn published() -> NameState {
+        NameState::Published {
+            provider: "rfc2136".into(),
+            zone: Some("example.org".into()),
+        }
+    }
+
+    /// The statuses of `count` Services and one Ingress and one DNSEndpoint, each in `state`.
+    fn statuses(count: usize, state: NameState) -> NameStatuses {
+        let mut update = BTreeMap::new();
+        for i in 0..count {
+            update.insert(
+                ObjectKey::new(ResourceKind::Service, "shop", &format!("web{i}")),
+                names(state.clone()),
+            );
+        }
+        update.insert(
+            ObjectKey::new(ResourceKind::Ingress, "shop", "site"),
+            names(state.clone()),
+        );
+        update.insert(ObjectKey::new(ResourceKind::DnsEndpoint, "shop", "recs"), names(state));
+        update.into_iter().collect()
+    }
+
+    fn writer(api: &Arc<Recorded>, leader: &Arc<AtomicBool>, bucket: TokenBucket) -> StatusWriter {
+        let leader = leader.clone();
+        StatusWriter::new(api.clone(), Arc::new(move || leader.load(Ordering::SeqCst)), bucket)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn writes_only_what_changed() {
+        let api = Arc::new(Recorded::default());
+        let leader = Arc::new(AtomicBool::new(true));
+        let mut w = writer(&api, &leader, TokenBucket::new(100.0, 100));
+        w.consider(&statuses(2, published()));
+        assert_eq!(w.drain(Instant::now()).await, None);
+        let first = api.take();
+        // Two Services by condition, the Ingress by annotation, the DNSEndpoint not here.
+        assert_eq!(first.len(), 3, "{first:?}");
+        assert_eq!(first.iter().filter(|w| w.1 == Mechanism::Annotation).count(), 1);
+        // The same outcome again: nothing written.
+        w.consider(&statuses(2, published()));
+        w.drain(Instant::now()).await;
+        assert!(api.take().is_empty());
+        // A conflict: every object again, with its new reason.
+        let conflict = NameState::Conflict {
+            with: Party::Owner("b".into()),
+        };
+        w.consider(&statuses(2, conflict));
+        w.drain(Instant::now()).await;
+        let again = api.take();
+        assert_eq!(again.len(), 3);
+        assert!(again.iter().all(|w| w.2 == Reason::Conflict));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_bucket_bounds_the_writes() {
+        let api = Arc::new(Recorded::default());
+        let leader = Arc::new(AtomicBool::new(true));
+        let mut w = writer(&api, &leader, TokenBucket::new(10.0, 5));
+        w.consider(&statuses(50, published()));
+        let next = w.drain(Instant::now()).await;
+        assert_eq!(api.take().len(), 5, "the burst, no more");
+        let Some(next) = next else {
+            panic!("51 objects wait, yet the writer says it is done");
+        };
+        // A second later: ten more (the rate), never the rest at once.
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(next <= Instant::now());
+        w.drain(Instant::now()).await;
+        assert_eq!(api.take().len(), 5, "capped at the burst");
+        // Everything is written in the end.
+        let mut total = 10;
+        for _ in 0..20 {
+            tokio::time::advance(Duration::from_secs(1)).await;
+            w.drain(Instant::now()).await;
+            total += api.take().len();
+        }
+        assert_eq!(total, 51);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_follower_writes_nothing_and_a_new_leader_writes_everything_once() {
+        let api = Arc::new(Recorded::default());
+        let leader = Arc::new(AtomicBool::new(true));
+        let mut w = writer(&api, &leader, TokenBucket::new(100.0, 100));
+        w.consider(&statuses(1, published()));
+        w.drain(Instant::now()).await;
+        assert_eq!(api.take().len(), 2);
+        leader.store(false, Ordering::SeqCst);
+        w.consider(&statuses(1, NameState::Pending));
+        assert!(w.drain(Instant::now()).await.is_some(), "kept for when it leads");
+        assert!(api.take().is_empty());
+        // Leading again (another replica may have written meanwhile): everything once.
+        leader.store(true, Ordering::SeqCst);
+        w.consider(&statuses(1, published()));
+        w.drain(Instant::now()).await;
+        assert_eq!(api.take().len(), 2);
+    }
+
+    #[test]
+    fn the_patches_touch_only_our_condition_and_annotation() {
+        let key = ObjectKey::new(ResourceKind::Service, "shop", "web");
+        let status = status_of(&names(published())).unwrap_or_else(|| panic!("a name"));
+        assert!(status.published);
+        let uid = Uid::parse("3f2b7c1e-9a4d-4e0b-8c6f-0123456789ab");
+        let p = condition_patch("v1", &key, uid, &status, "2026-01-01T00:00:00Z");
+        let c = &p["status"]["conditions"][0];
+        assert_eq!(
+            (c["type"].as_str(), c["status"].as_str(), c["reason"].as_str()),
+            (Some(CONDITION_TYPE), Some("True"), Some("Published"))
+        );
+        assert!(
+            c["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("web.example.org A: published by rfc2136 in zone example.org")
+        );
+        assert_eq!(p["metadata"]["uid"], "3f2b7c1e-9a4d-4e0b-8c6f-0123456789ab");
+        assert_eq!(
+            p.as_object().map(|o| o.len()),
+            Some(4),
+            "apiVersion, kind, metadata, status: {p}"
+        );
+        let a = annotation_patch("networking.k8s.io/v1", "Ingress", &key, None, &status);
+        let value: Value = serde_json::from_str(a["metadata"]["annotations"][ANNOTATION].as_str().unwrap_or_default())
+            .unwrap_or_default();
+        assert_eq!(value["reason"], "Published");
+        assert!(a.get("spec").is_none() && a.get("status").is_none());
+    }
+}
