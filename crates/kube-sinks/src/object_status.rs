@@ -47,6 +47,11 @@ pub const MESSAGE_MAX: usize = extdns_controller::NOTE_MAX;
 /// again without being woken.
 const RETRY_EVERY: Duration = Duration::from_secs(30);
 
+/// How long a kind whose status writes the API server forbids is left alone: a user who switched from
+/// external-dns keeps its RBAC, which grants no `patch`; one warning, then one try per pause, not a
+/// refused write per object per retry.
+const FORBIDDEN_PAUSE: Duration = Duration::from_secs(600);
+
 /// What one object shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectStatus {
@@ -203,6 +208,20 @@ pub enum StatusWriteError {
     },
 }
 
+impl StatusWriteError {
+    /// Whether the API server refused the write for want of permission (403): retrying the kind's other
+    /// objects would be refused too.
+    pub fn is_forbidden(&self) -> bool {
+        match self {
+            StatusWriteError::Api {
+                source: kube::Error::Api(status),
+                ..
+            } => status.code == 403,
+            StatusWriteError::Api { .. } => false,
+        }
+    }
+}
+
 /// Where the writes go: the API server in the binary, a record in tests.
 #[async_trait]
 pub trait StatusApi: Send + Sync {
@@ -278,6 +297,8 @@ pub struct StatusWriter {
     written: BTreeMap<ObjectKey, Written>,
     /// What changed and is not written yet, with the object's uid: the latest outcome only.
     pending: BTreeMap<ObjectKey, (Option<Uid>, ObjectStatus)>,
+    /// Kinds whose writes were forbidden (403), left alone until then.
+    forbidden: BTreeMap<ResourceKind, Instant>,
 }
 
 impl StatusWriter {
@@ -289,6 +310,7 @@ impl StatusWriter {
             bucket,
             written: BTreeMap::new(),
             pending: BTreeMap::new(),
+            forbidden: BTreeMap::new(),
         }
     }
 
@@ -317,14 +339,23 @@ impl StatusWriter {
             self.written.clear();
             return (!self.pending.is_empty()).then(|| now + RETRY_EVERY);
         }
+        self.forbidden.retain(|_, until| *until > now);
         let mut failed = Vec::new();
-        while let Some((key, _)) = self.pending.first_key_value() {
+        let due: Vec<ObjectKey> = self
+            .pending
+            .keys()
+            .filter(|k| !self.forbidden.contains_key(&k.kind))
+            .cloned()
+            .collect();
+        for key in due {
+            if self.forbidden.contains_key(&key.kind) {
+                continue;
+            }
             if !self.bucket.take(now) {
                 break;
             }
-            let key = key.clone();
             let Some((uid, status)) = self.pending.remove(&key) else {
-                break;
+                continue;
             };
             let Some(mechanism) = mechanism(key.kind) else { continue };
             // The transition time moves only when the condition's status does.
@@ -337,6 +368,16 @@ impl StatusWriter {
                     debug!(object = %key, reason = status.reason.as_str(), "status written");
                     self.written.insert(key, Written { status, since });
                 }
+                Err(e) if e.is_forbidden() => {
+                    warn!(
+                        error = %e,
+                        kind = ?key.kind,
+                        pause = ?FORBIDDEN_PAUSE,
+                        "status writes of this kind are forbidden: grant `patch` on it (the chart's status role) or set --status-updates=false; tried again after the pause"
+                    );
+                    self.forbidden.insert(key.kind, now + FORBIDDEN_PAUSE);
+                    failed.push((key, (uid, status)));
+                }
                 Err(e) => {
                     warn!(error = %e, "status not written; retried later");
                     failed.push((key, (uid, status)));
@@ -345,12 +386,16 @@ impl StatusWriter {
         }
         let retry = !failed.is_empty();
         self.pending.extend(failed);
+        let writable = self.pending.keys().any(|k| !self.forbidden.contains_key(&k.kind));
         if self.pending.is_empty() {
             None
         } else if retry {
             Some(now + RETRY_EVERY)
-        } else {
+        } else if writable {
             Some(self.bucket.ready_at())
+        } else {
+            // Only forbidden kinds are left: nothing to do before the first pause ends.
+            self.forbidden.values().min().copied()
         }
     }
 
@@ -502,6 +547,51 @@ mod tests {
             total += api.take().len();
         }
         assert_eq!(total, 51);
+    }
+
+    /// external-dns's RBAC grants no `patch`: Services' writes are refused with 403.
+    struct ForbidsServices(Recorded, Mutex<usize>);
+
+    #[async_trait]
+    impl StatusApi for ForbidsServices {
+        async fn write(
+            &self,
+            key: &ObjectKey,
+            uid: Option<Uid>,
+            mechanism: Mechanism,
+            status: &ObjectStatus,
+            since: &str,
+        ) -> Result<(), StatusWriteError> {
+            if key.kind == ResourceKind::Service {
+                *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
+                let status = kube::core::Status::failure("services/status is forbidden", "Forbidden").with_code(403);
+                return Err(StatusWriteError::Api {
+                    object: key.clone(),
+                    source: kube::Error::Api(Box::new(status)),
+                });
+            }
+            self.0.write(key, uid, mechanism, status, since).await
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_forbidden_kind_is_tried_once_per_pause_and_the_other_kinds_are_written() {
+        let api = Arc::new(ForbidsServices(Recorded::default(), Mutex::new(0)));
+        let mut w = StatusWriter::new(api.clone(), Arc::new(|| true), TokenBucket::new(100.0, 100));
+        w.consider(&statuses(20, published()));
+        let next = w.drain(Instant::now()).await;
+        let refused = || *api.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        assert_eq!(refused(), 1, "one refused Service, not twenty");
+        assert_eq!(api.0.take().len(), 1, "the Ingress is still written");
+        // Only the Services wait: the writer sleeps until the pause ends, not in a busy loop.
+        let start = Instant::now();
+        assert_eq!(next, Some(start + RETRY_EVERY), "the failure is retried later");
+        tokio::time::advance(RETRY_EVERY).await;
+        assert_eq!(w.drain(Instant::now()).await, Some(start + FORBIDDEN_PAUSE));
+        assert_eq!(refused(), 1, "no write of the kind during the pause");
+        tokio::time::advance(FORBIDDEN_PAUSE).await;
+        w.drain(Instant::now()).await;
+        assert_eq!(refused(), 2, "one try after the pause");
     }
 
     #[tokio::test(start_paused = true)]
