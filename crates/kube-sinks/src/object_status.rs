@@ -27,11 +27,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_controller::{CancellationToken, NameBook, NameStatuses, ObjectNames, Reason, truncate_note};
-use extdns_informer::{KindOverrides, ObjectKey, ResourceKind, Uid};
+use extdns_informer::{ApiResourceOf, KindOverrides, ObjectKey, ResourceKind, Uid};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 use tokio::time::Instant;
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 /// The condition type on Services: a domain of our own, as Kubernetes asks of conditions not the object's
 /// own controller's.
@@ -206,6 +207,12 @@ pub enum StatusWriteError {
         /// What the client said.
         source: kube::Error,
     },
+    /// The kind has no version to write it at (an empty row: never in the table).
+    #[error("cannot write the status of {object}: its kind has no version extdns reads")]
+    NoVersion {
+        /// The object.
+        object: ObjectKey,
+    },
 }
 
 impl StatusWriteError {
@@ -217,7 +224,7 @@ impl StatusWriteError {
                 source: kube::Error::Api(status),
                 ..
             } => status.code == 403,
-            StatusWriteError::Api { .. } => false,
+            StatusWriteError::Api { .. } | StatusWriteError::NoVersion { .. } => false,
         }
     }
 }
@@ -241,12 +248,70 @@ pub trait StatusApi: Send + Sync {
 pub struct KubeStatusApi {
     client: kube::Client,
     overrides: KindOverrides,
+    /// The version each kind was last written at: a cluster may serve a kind at another of the versions
+    /// extdns reads than the table prefers (TCPRoute at v1alpha2 on Gateway API's experimental channel).
+    served: std::sync::Mutex<BTreeMap<ResourceKind, ApiResource>>,
 }
 
 impl KubeStatusApi {
     /// Writes with `client`, each kind where configuration (`overrides`) put it.
     pub fn new(client: kube::Client, overrides: KindOverrides) -> Self {
-        KubeStatusApi { client, overrides }
+        KubeStatusApi {
+            client,
+            overrides,
+            served: std::sync::Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Where `kind` may be written, most likely first: as configured when it is, else the version that
+    /// worked last, then every version extdns reads the kind at.
+    fn candidates(&self, kind: ResourceKind) -> Vec<ApiResource> {
+        if let Some(configured) = self.overrides.get(kind) {
+            return vec![configured.clone()];
+        }
+        let spec = kind.spec();
+        let mut out: Vec<ApiResource> = self
+            .served
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&kind)
+            .cloned()
+            .into_iter()
+            .collect();
+        for version in spec.versions {
+            let resource = spec.api_resource(version);
+            if !out.iter().any(|r| r.api_version == resource.api_version) {
+                out.push(resource);
+            }
+        }
+        out
+    }
+
+    async fn write_at(
+        &self,
+        resource: &ApiResource,
+        key: &ObjectKey,
+        uid: Option<Uid>,
+        mechanism: Mechanism,
+        status: &ObjectStatus,
+        since: &str,
+    ) -> Result<(), kube::Error> {
+        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &key.namespace, resource);
+        // Forced: the condition type and the annotation are ours alone; another manager that set them
+        // (an older extdns of another name) gives them up.
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        match mechanism {
+            Mechanism::Condition => {
+                let patch = condition_patch(&resource.api_version, key, uid, status, since);
+                api.patch_status(&key.name, &params, &Patch::Apply(&patch))
+                    .await
+                    .map(|_| ())
+            }
+            Mechanism::Annotation => {
+                let patch = annotation_patch(&resource.api_version, &resource.kind, key, uid, status);
+                api.patch(&key.name, &params, &Patch::Apply(&patch)).await.map(|_| ())
+            }
+        }
     }
 }
 
@@ -260,24 +325,32 @@ impl StatusApi for KubeStatusApi {
         status: &ObjectStatus,
         since: &str,
     ) -> Result<(), StatusWriteError> {
-        let resource = self.overrides.api_resource(key.kind);
-        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &key.namespace, &resource);
-        // Forced: the condition type and the annotation are ours alone; another manager that set them
-        // (an older extdns of another name) gives them up.
-        let params = PatchParams::apply(FIELD_MANAGER).force();
-        let written = match mechanism {
-            Mechanism::Condition => {
-                let patch = condition_patch(&resource.api_version, key, uid, status, since);
-                api.patch_status(&key.name, &params, &Patch::Apply(&patch)).await
+        let mut last = None;
+        for resource in self.candidates(key.kind) {
+            match self.write_at(&resource, key, uid, mechanism, status, since).await {
+                Ok(()) => {
+                    self.served
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .insert(key.kind, resource);
+                    return Ok(());
+                }
+                // Not served at this version (or the object is gone): the next version may be the served one.
+                Err(kube::Error::Api(status)) if status.code == 404 => last = Some(kube::Error::Api(status)),
+                Err(source) => {
+                    return Err(StatusWriteError::Api {
+                        object: key.clone(),
+                        source,
+                    });
+                }
             }
-            Mechanism::Annotation => {
-                let patch = annotation_patch(&resource.api_version, &resource.kind, key, uid, status);
-                api.patch(&key.name, &params, &Patch::Apply(&patch)).await
-            }
-        };
-        written.map(|_| ()).map_err(|source| StatusWriteError::Api {
-            object: key.clone(),
-            source,
+        }
+        Err(match last {
+            Some(source) => StatusWriteError::Api {
+                object: key.clone(),
+                source,
+            },
+            None => StatusWriteError::NoVersion { object: key.clone() },
         })
     }
 }
@@ -299,6 +372,9 @@ pub struct StatusWriter {
     pending: BTreeMap<ObjectKey, (Option<Uid>, ObjectStatus)>,
     /// Kinds whose writes were forbidden (403), left alone until then.
     forbidden: BTreeMap<ResourceKind, Instant>,
+    /// Kinds whose refusal was logged: once per process. Status is extdns's own addition, so running on
+    /// external-dns's RBAC (a drop-in switch) is a choice, told once, never a warning.
+    told_forbidden: std::collections::BTreeSet<ResourceKind>,
 }
 
 impl StatusWriter {
@@ -311,6 +387,7 @@ impl StatusWriter {
             written: BTreeMap::new(),
             pending: BTreeMap::new(),
             forbidden: BTreeMap::new(),
+            told_forbidden: std::collections::BTreeSet::new(),
         }
     }
 
@@ -369,12 +446,16 @@ impl StatusWriter {
                     self.written.insert(key, Written { status, since });
                 }
                 Err(e) if e.is_forbidden() => {
-                    warn!(
-                        error = %e,
-                        kind = ?key.kind,
-                        pause = ?FORBIDDEN_PAUSE,
-                        "status writes of this kind are forbidden: grant `patch` on it (the chart's status role) or set --status-updates=false; tried again after the pause"
-                    );
+                    if self.told_forbidden.insert(key.kind) {
+                        info!(
+                            error = %e,
+                            kind = ?key.kind,
+                            pause = ?FORBIDDEN_PAUSE,
+                            "status not written: the RBAC grants no `patch` on this kind (the chart's status role does; --status-updates=false stops trying); tried again after each pause"
+                        );
+                    } else {
+                        debug!(error = %e, kind = ?key.kind, "status writes still forbidden");
+                    }
                     self.forbidden.insert(key.kind, now + FORBIDDEN_PAUSE);
                     failed.push((key, (uid, status)));
                 }
