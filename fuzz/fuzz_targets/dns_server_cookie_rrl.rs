@@ -67,28 +67,42 @@ fuzz_target!(|data: &[u8]| {
     let cookie = rest.get(..rest.len().min(64)).unwrap_or_default();
     let wire = if structured { with_cookie(cookie) } else { rest.to_vec() };
     let peer = SocketAddr::from(([127, 0, 0, *host], 5353));
-    let Some(answer) = path().udp_from(&wire, peer) else { return };
+    let Some(answer) = path().udp_from(&wire, peer) else {
+        return;
+    };
     let message = match Message::from_vec(&answer) {
         Ok(m) => m,
         Err(e) => panic!("the answer to {wire:02x?} does not decode: {e}\n{answer:02x?}"),
     };
-    assert_eq!(message.metadata.id, u16::from_be_bytes([wire[0], wire[1]]), "the ID is echoed");
+    assert_eq!(
+        message.metadata.id,
+        u16::from_be_bytes([wire[0], wire[1]]),
+        "the ID is echoed"
+    );
     assert_eq!(message.message_type, MessageType::Response);
     let limit = match Message::from_vec(&wire).ok().and_then(|request| request.edns) {
         Some(edns) => usize::from(edns.max_payload().clamp(512, 1232)),
         None => 512,
     };
-    assert!(answer.len() <= limit, "{} bytes over UDP, more than {limit}", answer.len());
+    assert!(
+        answer.len() <= limit,
+        "{} bytes over UDP, more than {limit}",
+        answer.len()
+    );
     if structured {
         let well_formed = cookie.len() == 8 || (16..=40).contains(&cookie.len());
         if !well_formed {
-            assert_eq!(message.response_code, ResponseCode::FormErr, "a {}-byte cookie", cookie.len());
+            assert_eq!(
+                message.response_code,
+                ResponseCode::FormErr,
+                "a {}-byte cookie",
+                cookie.len()
+            );
         }
     }
     if message.response_code == ResponseCode::BADCOOKIE {
         assert!(message.answers.is_empty() && message.authorities.is_empty());
-        let Some(EdnsOption::Unknown(10, ours)) = message.edns.as_ref().and_then(|e| e.option(EdnsCode::Cookie))
-        else {
+        let Some(EdnsOption::Unknown(10, ours)) = message.edns.as_ref().and_then(|e| e.option(EdnsCode::Cookie)) else {
             panic!("BADCOOKIE without a cookie: {message:?}");
         };
         assert_eq!(ours.len(), 24, "the client cookie and a 16-byte server cookie");
