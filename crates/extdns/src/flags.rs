@@ -806,8 +806,10 @@ pub struct ControlFlags {
     #[arg(long, value_name = "ADDR", default_value = ":7979")]
     pub metrics_address: String,
     /// Write each object's names' outcome onto it: a condition on Services, an annotation on Ingresses and
-    /// Gateway API routes (leader only, when it changes, rate-limited). extdns only.
-    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "true")]
+    /// Gateway API routes (leader only, when it changes, rate-limited). extdns only; off by default: a
+    /// Service status write reaches every watcher of Services (each node's kube-proxy), and external-dns's
+    /// RBAC grants no `patch`.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub status_updates: bool,
 }
 

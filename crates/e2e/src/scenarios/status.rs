@@ -160,6 +160,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     }
     let run = Run::new(Which::Extdns, &ns)
         .flag("--events")
+        .flag("--status-updates=true")
         .flag("--interval=1h")
         .flag("--domain-filter=status.example.org")
         .flag("--domain-filter=apps.example.org");
