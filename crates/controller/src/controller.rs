@@ -475,11 +475,13 @@ impl Controller {
         self.metrics.observe_registry(&snapshot.records);
         // The registry's own upkeep (shared names' heartbeats and pruning), once per full sync, before the
         // plan; folded into the snapshot. Never in a dry run (`extdns plan`) or without the lease.
-        if !self.config.dry_run && self.may_write() {
-            self.registry
-                .maintain(&mut snapshot)
-                .await
-                .inspect_err(|_| self.metrics.count_registry_error())?;
+        // Its failure is logged and counted, never the sync's: bookkeeping must not hold back the records.
+        if !self.config.dry_run
+            && self.may_write()
+            && let Err(error) = self.registry.maintain(&mut snapshot).await
+        {
+            self.metrics.count_registry_error();
+            tracing::warn!(%error, "the registry's upkeep (shared names' heartbeats, pruning) failed; retried next full sync");
         }
 
         let store = self.cluster.store();

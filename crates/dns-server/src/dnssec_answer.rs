@@ -352,7 +352,7 @@ mod tests {
         let zones = signed(KeyAlgorithm::EcdsaP256);
         let key = dnskey(&zones);
         let r = ask(&zones, "web.example.org.", RecordType::AAAA, true);
-        verify(&r.authorities, &key);
+        assert_eq!(verify(&r.authorities, &key), [RecordType::SOA, RecordType::NSEC]);
         let (_, data) = nsec_of(&r.authorities);
         let types: Vec<RecordType> = data.type_bit_maps().collect();
         assert!(types.contains(&RecordType::A) && !types.contains(&RecordType::AAAA) && !types.contains(&NXNAME));
