@@ -314,8 +314,22 @@ impl Registry for SharedRegistry {
             self.inner.apply(snapshot, &split.plain).await?
         };
         written.withheld.extend(split.withheld);
-        let withheld = self.write_shared(snapshot, view, &split.shared).await?;
-        written.withheld.extend(withheld);
+        match self.write_shared(snapshot, view, &split.shared).await {
+            Ok(withheld) => written.withheld.extend(withheld),
+            // The plain changes are in the zone: report them written, and the shared ones not, rather than
+            // lose what was written with one error for all.
+            Err(error) if !split.plain.is_empty() => {
+                let why = error.to_string();
+                written.withheld.extend(split.shared.iter().map(|c| {
+                    extdns_provider::ChangeFailure::new(
+                        c.endpoint(),
+                        extdns_provider::failure::FailureKind::Transient,
+                        why.clone(),
+                    )
+                }));
+            }
+            Err(error) => return Err(error),
+        }
         Ok(written)
     }
 
