@@ -370,8 +370,9 @@ pub struct StatusWriter {
     written: BTreeMap<ObjectKey, Written>,
     /// What changed and is not written yet, with the object's uid: the latest outcome only.
     pending: BTreeMap<ObjectKey, (Option<Uid>, ObjectStatus)>,
-    /// Kinds whose writes were forbidden (403), left alone until then.
-    forbidden: BTreeMap<ResourceKind, Instant>,
+    /// Kinds (per namespace: RBAC is often granted per namespace) whose writes were forbidden (403), left
+    /// alone until then.
+    forbidden: BTreeMap<(ResourceKind, String), Instant>,
     /// Kinds whose refusal was logged: once per process. Status is extdns's own addition, so running on
     /// external-dns's RBAC (a drop-in switch) is a choice, told once, never a warning.
     told_forbidden: std::collections::BTreeSet<ResourceKind>,
@@ -421,11 +422,11 @@ impl StatusWriter {
         let due: Vec<ObjectKey> = self
             .pending
             .keys()
-            .filter(|k| !self.forbidden.contains_key(&k.kind))
+            .filter(|k| !self.forbidden.contains_key(&(k.kind, k.namespace.clone())))
             .cloned()
             .collect();
         for key in due {
-            if self.forbidden.contains_key(&key.kind) {
+            if self.forbidden.contains_key(&(key.kind, key.namespace.clone())) {
                 continue;
             }
             if !self.bucket.take(now) {
@@ -456,7 +457,8 @@ impl StatusWriter {
                     } else {
                         debug!(error = %e, kind = ?key.kind, "status writes still forbidden");
                     }
-                    self.forbidden.insert(key.kind, now + FORBIDDEN_PAUSE);
+                    self.forbidden
+                        .insert((key.kind, key.namespace.clone()), now + FORBIDDEN_PAUSE);
                     failed.push((key, (uid, status)));
                 }
                 Err(e) => {
@@ -467,7 +469,10 @@ impl StatusWriter {
         }
         let retry = !failed.is_empty();
         self.pending.extend(failed);
-        let writable = self.pending.keys().any(|k| !self.forbidden.contains_key(&k.kind));
+        let writable = self
+            .pending
+            .keys()
+            .any(|k| !self.forbidden.contains_key(&(k.kind, k.namespace.clone())));
         if self.pending.is_empty() {
             None
         } else if retry {
@@ -483,9 +488,14 @@ impl StatusWriter {
     /// Runs until `shutdown`: woken by `book`, writing as [`StatusWriter::drain`] allows.
     pub async fn run(mut self, book: NameBook, shutdown: CancellationToken) {
         let mut rx = book.subscribe();
+        // The book is scanned when it changed, not on every timer wake while a backlog drains.
+        let mut changed_since = true;
         loop {
-            let latest = rx.borrow_and_update().clone();
-            self.consider(&latest);
+            if changed_since {
+                let latest = rx.borrow_and_update().clone();
+                self.consider(&latest);
+                changed_since = false;
+            }
             let wake = self
                 .drain(Instant::now())
                 .await
@@ -493,7 +503,12 @@ impl StatusWriter {
             tokio::select! {
                 biased;
                 _ = shutdown.cancelled() => break,
-                changed = rx.changed() => if changed.is_err() { break },
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    changed_since = true;
+                }
                 _ = tokio::time::sleep_until(wake) => {}
             }
         }
