@@ -50,7 +50,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, merge_endpoints};
 use extdns_informer::view::{AmbassadorHost, MetaRef};
-use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind, StrMap};
+use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 mod targets;
@@ -111,24 +111,9 @@ impl AmbassadorHostSource {
 
     /// Whether the Host is in scope: the shared filters, except that a `controller` annotation does not
     /// exclude it (external-dns's ambassador-host source never reads that annotation). The annotation
-    /// filter still sees every annotation but the `controller` one.
+    /// filter sees every annotation, the `controller` one included, as external-dns's does.
     fn admits(&self, host: &AmbassadorHost) -> bool {
-        let a = &host.meta.annotations;
-        let prefixes = self.common.annotations.prefixes();
-        let is_controller = |key: &str| {
-            prefixes
-                .iter()
-                .any(|p| key.strip_prefix(p.as_str()) == Some("controller"))
-        };
-        if !a.iter().any(|(k, _)| is_controller(k)) {
-            return self.common.admits(KIND, &host.meta);
-        }
-        let without: StrMap = a.iter().filter(|(k, _)| !is_controller(k)).collect();
-        let meta = MetaRef {
-            annotations: &without,
-            ..MetaRef::from(&host.meta)
-        };
-        self.common.admits_meta(KIND, meta)
+        self.common.admits_meta_any_controller(KIND, MetaRef::from(&host.meta))
     }
 
     /// The endpoints of one admitted Host: none without the Service annotation, a hostname or targets.

@@ -446,6 +446,16 @@ fn a_controller_annotation_does_not_exclude_the_host() {
         &[emissary()],
         &[],
     );
+    // An annotation filter on the controller annotation sees it, as external-dns's filter does.
+    case(
+        Flags {
+            annotation_filter: "external-dns.kubernetes.io/controller=someone-else",
+            ..none()
+        },
+        &[Fake::new("claimed").ann(ga("controller"), "someone-else")],
+        &[emissary()],
+        &[&format!("www.example.org A 1.1.1.1 {R}/claimed")],
+    );
 }
 
 #[test]

@@ -49,6 +49,16 @@ impl SourceConfig {
 
     /// [`admits`](Self::admits) for views that keep their metadata apart (Nodes, Pods).
     pub fn admits_meta(&self, kind: ResourceKind, meta: MetaRef<'_>) -> bool {
+        self.admits_with(kind, meta, true)
+    }
+
+    /// [`admits_meta`](Self::admits_meta) without the `controller` annotation's check, for a source that
+    /// never reads it (external-dns's ambassador-host); `--annotation-filter` still sees every annotation.
+    pub fn admits_meta_any_controller(&self, kind: ResourceKind, meta: MetaRef<'_>) -> bool {
+        self.admits_with(kind, meta, false)
+    }
+
+    fn admits_with(&self, kind: ResourceKind, meta: MetaRef<'_>, check_controller: bool) -> bool {
         if let Some(ns) = self.namespace.as_deref()
             && !ns.is_empty()
             && meta.namespace != ns
@@ -67,7 +77,7 @@ impl SourceConfig {
             .annotation_filter
             .matches_by(|key| self.annotations.filter_value(a, key))
             && self.label_filter.matches(meta.labels)
-            && self.annotations.controller_allows(a);
+            && (!check_controller || self.annotations.controller_allows(a));
         if admitted {
             self.annotations.warn_conflicts(kind, meta);
         }
