@@ -95,7 +95,7 @@ impl SharedRegistry {
     /// a period), deleted where we contribute nothing. Another process's fresh heartbeat under our owner id
     /// stops us in that domain: we wait two periods by our own clock, and take over only if it has not moved
     /// (a restart of ours); if it moves, that is a second live process, a conflict. Pruning: on every name we
-    /// contribute to, the owners whose heartbeat was read and is older than the TTL (a missing one is not evidence); we are alive, so never the
+    /// contribute to, the owners whose heartbeat is missing or older than the TTL; we are alive, so never the
     /// last owner. A `preview` (`extdns plan`, often run beside the live process under the same owner id)
     /// is never stopped by another instance's heartbeat and remembers nothing.
     pub(super) fn plan_maintenance(
@@ -148,13 +148,11 @@ impl SharedRegistry {
                 plan.beats.push(Change::Delete(stored(h)));
             }
         }
-        // Dead only on evidence: a heartbeat read and too old. A missing one may be a read that missed it (a
-        // zone outside our filters, a partial list), and pruning on it would remove a live owner's targets.
         let dead = |domain: &str, owner: &str| {
             view.heartbeats
                 .get(domain)
                 .and_then(|m| m.get(owner))
-                .is_some_and(|h| now.saturating_sub(h.value.at) > ttl)
+                .is_none_or(|h| now.saturating_sub(h.value.at) > ttl)
         };
         let mut pruned: BTreeMap<(&String, &String), usize> = BTreeMap::new();
         for (key, by_owner) in &view.contributions {
