@@ -508,17 +508,27 @@ fn filtered_by(
     if !plan.managed_types.contains(record_type) {
         return Some("--managed-record-types");
     }
+    outside_zones(plan, provider, name)
+}
+
+/// The filter that keeps `name` out whatever its type, if one does: the plan's domain filter, or the
+/// provider's zones (`extdns explain` calls that "no zone").
+pub fn outside_zones(plan: &PlanConfig, provider: &DomainFilter, name: &str) -> Option<&'static str> {
     if plan.domain_filter.is_configured() && !plan.domain_filter.matches(name) {
         return Some("--domain-filter/--exclude-domains");
     }
     if provider.is_configured() && !provider.matches(name) {
-        return Some("the provider's zones (--zone-id-filter, --domain-filter)");
+        return Some(PROVIDER_ZONES);
     }
     None
 }
 
-/// The provider zone `name` falls in: the longest include it is or ends in.
-fn zone_of(provider: &DomainFilter, name: &str) -> Option<String> {
+/// How [`NameState::Filtered`] names the provider's zones: a name in none of them.
+pub const PROVIDER_ZONES: &str = "the provider's zones (--zone-id-filter, --domain-filter)";
+
+/// The provider zone `name` falls in: the longest include it is or ends in (`None`: no zone, or a provider
+/// that names none); public so `extdns explain` maps a name no object asks for.
+pub fn zone_of(provider: &DomainFilter, name: &str) -> Option<String> {
     let name = name_key(name);
     provider
         .includes()

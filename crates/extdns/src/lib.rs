@@ -26,6 +26,7 @@ pub use extdns_kube_sinks::crd_status;
 pub mod dns_providers;
 pub mod dns_server;
 pub mod dnssec_keys;
+pub mod dry_run;
 pub mod endpoints;
 pub use extdns_kube_sinks::events;
 pub mod flags;

@@ -1,18 +1,16 @@
 //! `extdns plan`: what the next sync would change in the live zone, without writing.
 //!
-//! Not a second planner: the controller is built exactly as the default command builds it (same flags,
-//! cluster view, sources, provider and registry) and runs one full sync as a dry run, so ownership, the
-//! policy, the hold of failing objects' records and the deletion guard apply as they would in a sync, and
-//! the dry run (enforced in the controller, above every provider) keeps every write away. The report of
-//! that sync is what is printed. Exit codes follow `terraform plan -detailed-exitcode`: 0 when nothing would
+//! Not a second planner: one full sync as a dry run ([`crate::dry_run`], which `extdns explain` shares),
+//! with the controller built exactly as the default command builds it. The report of that sync is what is
+//! printed. Exit codes follow `terraform plan -detailed-exitcode`: 0 when nothing would
 //! change, [`EXIT_CHANGES`] when something would, 1 on any error.
 
 use std::io::Write;
 use std::sync::Arc;
 
+use crate::dry_run::dry_run;
 use crate::flags::{LogLevel, OutputFormat};
 use crate::providers::build_provider;
-use crate::run::run_once_with;
 use crate::settings::Settings;
 use extdns_controller::SyncReport;
 use extdns_provider::Provider;
@@ -28,9 +26,7 @@ pub async fn plan(settings: &Settings) -> anyhow::Result<SyncReport> {
 
 /// One dry-run sync with a given provider (tests use an in-memory provider they filled by a real sync).
 pub async fn plan_with(settings: &Settings, provider: Arc<dyn Provider>) -> anyhow::Result<SyncReport> {
-    let mut settings = settings.clone();
-    settings.controller.dry_run = true;
-    run_once_with(&settings, provider).await
+    Ok(dry_run(settings, provider).await?.report)
 }
 
 /// The command: plan, print in the chosen format, and return the exit code.

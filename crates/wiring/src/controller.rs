@@ -172,13 +172,33 @@ pub async fn build_controller(
     provider: Arc<dyn Provider>,
     metrics: Arc<Metrics>,
 ) -> Result<Controller, Error> {
+    let registry = registry_for(settings, provider, &metrics).await?;
+    controller_with_registry(settings, registry, metrics).await
+}
+
+/// [`build_controller`] over a given registry: `extdns explain` wraps the one [`registry_for`] builds to
+/// keep the records the sync read.
+pub async fn controller_with_registry(
+    settings: &Settings,
+    registry: Arc<dyn Registry>,
+    metrics: Arc<Metrics>,
+) -> Result<Controller, Error> {
     let pipeline = pipeline(settings)?;
     let cluster = build_cluster(settings, &pipeline).await?;
-    let registry = match &settings.registry {
-        RegistrySettings::Crd(config) => crd_registry(settings, config, provider).await?,
-        other => build_registry(other, provider, &metrics)?,
-    };
     Ok(controller_over(settings, pipeline, cluster, registry, metrics))
+}
+
+/// The registry the settings name over `provider`, the CRD one included (with a Kubernetes client of its
+/// own), as [`build_controller`] builds it.
+pub async fn registry_for(
+    settings: &Settings,
+    provider: Arc<dyn Provider>,
+    metrics: &Arc<Metrics>,
+) -> Result<Arc<dyn Registry>, Error> {
+    match &settings.registry {
+        RegistrySettings::Crd(config) => crd_registry(settings, config, provider).await,
+        other => Ok(build_registry(other, provider, metrics)?),
+    }
 }
 
 /// [`build_controller`] over a given cluster view (tests use a live view fed by hand, or one that never

@@ -35,6 +35,7 @@ pub use controller::{
     build_controller, build_registry, controller_with_cluster, controller_with_pipeline, kube_client, live_options,
     watched_kinds,
 };
+pub use controller::{controller_with_registry, registry_for};
 pub use provider::{BuildError, CLOUD_REREAD_INTERVAL, Instruments, ProviderSettings, build_provider};
 pub use sources::{EnabledSource, SourceSettings, build_pipeline, build_sources, default_resolver};
 
