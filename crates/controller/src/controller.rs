@@ -725,7 +725,7 @@ impl Controller {
             log_changes(&changes, Verb::DryRun, &FailedRecords::default());
             info!(changes = changes.len(), "dry run: nothing was sent to the provider");
             self.metrics.mark_sync();
-            self.record_names(&names, &Outcome::default());
+            self.fold_names(&names, &Outcome::default(), None, &changes);
             true
         } else {
             false
@@ -818,7 +818,7 @@ impl Controller {
     /// Folds this sync's names' outcomes ([`crate::name_status`]) into the book the status writers and
     /// `/summary` read: after the write, so it never delays a record.
     fn record_names(&self, input: &NamesInput<'_>, outcome: &Outcome<'_>) {
-        self.fold_names(input, outcome, None);
+        self.fold_names(input, outcome, None, &[]);
     }
 
     /// [`Controller::record_names`] for a write that failed as a whole: each change it names is refused
@@ -828,10 +828,17 @@ impl Controller {
             kind: extdns_provider::FailureKind::Refused,
             message: error.to_string(),
         };
-        self.fold_names(input, outcome, Some(&reason));
+        self.fold_names(input, outcome, Some(&reason), &[]);
     }
 
-    fn fold_names(&self, input: &NamesInput<'_>, outcome: &Outcome<'_>, fallback: Option<&FailureReason>) {
+    /// Folds the outcomes in; `unwritten` are the changes of a dry run (see [`SyncFacts::unwritten`]).
+    fn fold_names(
+        &self,
+        input: &NamesInput<'_>,
+        outcome: &Outcome<'_>,
+        fallback: Option<&FailureReason>,
+        unwritten: &[Change],
+    ) {
         let errored: Vec<(&Change, Option<&FailureReason>)> =
             outcome.errored.iter().map(|(c, why)| (*c, why.or(fallback))).collect();
         let uid = |key: &ObjectKey| input.store.uid(key);
@@ -843,6 +850,7 @@ impl Controller {
             provider: &self.provider_name,
             applied: &outcome.applied,
             errored: &errored,
+            unwritten,
             failed: input.failed,
             uids: &uid,
         };

@@ -361,6 +361,10 @@ pub(crate) struct SyncFacts<'a> {
     pub applied: &'a [&'a Change],
     /// The changes it refused.
     pub errored: &'a [(&'a Change, Option<&'a FailureReason>)],
+    /// The changes a dry run would have made and did not: a record one would write for another object
+    /// is that object's, so the name is a conflict already, and one it would write for this object is
+    /// pending (not published until written).
+    pub unwritten: &'a [Change],
     /// The objects the sources could not evaluate.
     pub failed: &'a Failures,
     /// The uids of the objects, as the sync saw them.
@@ -418,10 +422,27 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
         }
     }
 
+    // Who would hold each row a dry run would write (`None`: it would delete it).
+    let mut would: BTreeMap<Row, Option<String>> = BTreeMap::new();
+    for c in facts.unwritten {
+        let e = c.endpoint();
+        let resource = match c {
+            Change::Delete(_) => None,
+            _ => Some(e.resource().map(|r| r.into_owned()).unwrap_or_default()),
+        };
+        would.insert(row_of(&e.dns_name, &e.record_type, &e.set_identifier), resource);
+    }
+
     let mut out: BTreeMap<ObjectKey, ObjectNames> = BTreeMap::new();
     for a in facts.asked {
         let row = row_of(&a.name, &a.record_type, &a.set_identifier);
-        let state = state_of(facts, a, &row, &holder, &foreign, &refused);
+        let state = match would.get(&row) {
+            Some(Some(resource)) if *resource != a.resource => NameState::Conflict {
+                with: Party::Object(resource.clone()),
+            },
+            Some(Some(_)) => NameState::Pending,
+            _ => state_of(facts, a, &row, &holder, &foreign, &refused),
+        };
         for key in a.objects.iter() {
             if facts.failed.contains(key) && matches!(facts.failed.held(key), Some(Held::All)) {
                 continue;
@@ -653,6 +674,7 @@ mod tests {
         current: Vec<Endpoint>,
         applied: Vec<Change>,
         errored: Vec<(Change, Option<FailureReason>)>,
+        unwritten: Vec<Change>,
         failed: Failures,
     }
 
@@ -663,6 +685,7 @@ mod tests {
                 current: Vec::new(),
                 applied: Vec::new(),
                 errored: Vec::new(),
+                unwritten: Vec::new(),
                 failed: Failures::new(),
             }
         }
@@ -683,6 +706,7 @@ mod tests {
                 provider: "rfc2136",
                 applied: &applied,
                 errored: &errored,
+                unwritten: &self.unwritten,
                 failed: &self.failed,
                 uids: &uids,
             })
@@ -729,6 +753,23 @@ mod tests {
         case.applied = vec![Change::Create(desired("a", "web.example.org", "192.0.2.1"))];
         let out = case.run();
         assert_eq!(state(&out, "a", "web.example.org").reason(), Reason::Published);
+        assert_eq!(
+            state(&out, "b", "web.example.org"),
+            NameState::Conflict {
+                with: Party::Object("service/shop/a".into())
+            }
+        );
+    }
+
+    #[test]
+    fn a_dry_run_names_the_object_it_would_write_the_name_for_and_the_other_one_a_conflict() {
+        let mut case = Case::new(vec![
+            desired("a", "web.example.org", "192.0.2.1"),
+            desired("b", "web.example.org", "192.0.2.2"),
+        ]);
+        case.unwritten = vec![Change::Create(desired("a", "web.example.org", "192.0.2.1"))];
+        let out = case.run();
+        assert_eq!(state(&out, "a", "web.example.org"), NameState::Pending);
         assert_eq!(
             state(&out, "b", "web.example.org"),
             NameState::Conflict {
