@@ -422,25 +422,31 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
         }
     }
 
-    // Who would hold each row a dry run would write (`None`: it would delete it).
-    let mut would: BTreeMap<Row, Option<String>> = BTreeMap::new();
+    // A dry run's changes as if written: a row it would write for another object is that object's (a
+    // conflict already, a CNAME beside it too), and one it would write for this object is pending.
+    let mut would_write: BTreeSet<Row> = BTreeSet::new();
     for c in facts.unwritten {
         let e = c.endpoint();
-        let resource = match c {
-            Change::Delete(_) => None,
-            _ => Some(e.resource().map(|r| r.into_owned()).unwrap_or_default()),
-        };
-        would.insert(row_of(&e.dns_name, &e.record_type, &e.set_identifier), resource);
+        let row = row_of(&e.dns_name, &e.record_type, &e.set_identifier);
+        match c {
+            Change::Delete(_) => {
+                holder.remove(&row);
+            }
+            _ => {
+                holder.insert(row.clone(), e.resource().map(|r| r.into_owned()).unwrap_or_default());
+                would_write.insert(row);
+            }
+        }
     }
 
     let mut out: BTreeMap<ObjectKey, ObjectNames> = BTreeMap::new();
     for a in facts.asked {
         let row = row_of(&a.name, &a.record_type, &a.set_identifier);
-        let state = match would.get(&row) {
-            Some(Some(resource)) if *resource != a.resource => NameState::Conflict {
+        let state = match holder.get(&row) {
+            Some(resource) if would_write.contains(&row) && *resource != a.resource => NameState::Conflict {
                 with: Party::Object(resource.clone()),
             },
-            Some(Some(_)) => NameState::Pending,
+            _ if would_write.contains(&row) => NameState::Pending,
             _ => state_of(facts, a, &row, &holder, &foreign, &refused),
         };
         for key in a.objects.iter() {
@@ -774,6 +780,22 @@ mod tests {
             state(&out, "b", "web.example.org"),
             NameState::Conflict {
                 with: Party::Object("service/shop/a".into())
+            }
+        );
+    }
+
+    #[test]
+    fn a_dry_run_names_the_object_whose_address_would_block_a_cname() {
+        let mut alias = Endpoint::new("web.example.org", RecordType::Cname, ["elsewhere.example.net"]);
+        alias.ref_objects.insert(svc("alias"));
+        let mut case = Case::new(vec![desired("web", "web.example.org", "192.0.2.1"), alias]);
+        case.unwritten = vec![Change::Create(desired("web", "web.example.org", "192.0.2.1"))];
+        let out = case.run();
+        assert_eq!(state(&out, "web", "web.example.org"), NameState::Pending);
+        assert_eq!(
+            state(&out, "alias", "web.example.org"),
+            NameState::Conflict {
+                with: Party::Object("service/shop/web".into())
             }
         );
     }
