@@ -126,6 +126,34 @@ pub enum Command {
     /// The built-in DNS server's DNSSEC keys: the DS records for the parent zones, or a Secret of new keys.
     #[command(subcommand)]
     Dnssec(DnssecCommand),
+    /// Say why a DNS name or an object's names are (or are not) in DNS (a dry run; nothing is written).
+    #[command(
+        long_about = "Reads the cluster (the API server, or --manifests) and the zone as `extdns plan` does, runs \
+            one dry-run sync and explains one DNS name (www.example.org) or one object's names \
+            (service/NAMESPACE/NAME, ingress/..., httproute/..., dnsendpoint/...): the objects asking for each \
+            name, the zone it maps to, the owner of what the zone holds, and why the next sync would or would \
+            not publish it (filtered by which flag, conflicting with which object or owner, invalid, held). \
+            Takes every controller flag. Exits 0 when everything asked is published or will be, 3 when \
+            something is not, 1 on error (docs/explain.md).",
+        after_help = "Example: extdns explain www.example.org --source=service --provider=rfc2136 --rfc2136-host=... \
+            --txt-owner-id=default"
+    )]
+    Explain(ExplainArgs),
+}
+
+/// `extdns explain`'s arguments: what to explain, an output format and every controller flag.
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    /// A DNS name (www.example.org) or an object (service/NAMESPACE/NAME, ingress/..., httproute/...,
+    /// dnsendpoint/...).
+    #[arg(value_name = "NAME|OBJECT", required = true)]
+    pub target: String,
+    /// How to print: text, or JSON with the field names docs/explain.md documents.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Table, help_heading = "Output")]
+    pub output: OutputFormat,
+    /// Every controller flag, so a Deployment's arguments can be pasted.
+    #[command(flatten)]
+    pub flags: Flags,
 }
 
 /// `extdns dnssec`'s commands (docs/dnssec.md).

@@ -1,9 +1,9 @@
 //! The extdns command line: external-dns's flags, read once into [`Settings`], and the wiring of trait
 //! objects from those settings. The binary (`main.rs`) only calls [`main`]; tests call the same code.
 //!
-//! Three commands share every flag: the controller (no subcommand, [`run`]), `extdns endpoints`, the
-//! preview that runs the sources over manifest files, and `extdns plan` ([`plan`]), the changes the next
-//! sync would make. `extdns webhook-conformance` takes no controller flag: it checks a webhook provider
+//! Four commands share every flag: the controller (no subcommand, [`run`]), `extdns endpoints`, the
+//! preview that runs the sources over manifest files, `extdns plan` ([`plan`]), the changes the next
+//! sync would make, and `extdns explain` ([`explain`]), why a name is or is not in DNS. `extdns webhook-conformance` takes no controller flag: it checks a webhook provider
 //! server ([`webhook_conformance`]).
 //!
 //! ```
@@ -40,6 +40,8 @@ pub mod settings;
 pub mod webhook_conformance;
 pub mod webhook_server;
 pub mod wiring;
+// --- extdns explain (issue 48) ---
+pub mod explain;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -61,8 +63,9 @@ where
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
     let command_line = args.clone();
-    // `extdns plan` exits 2 when the zone would change, so its usage errors exit 1 like its other errors.
-    let planning = args.get(1).is_some_and(|a| a == "plan");
+    // `extdns plan` exits 2 when the zone would change, so its usage errors exit 1 like its other errors;
+    // so do `extdns explain`'s, whose other codes a CI job gates on.
+    let planning = args.get(1).is_some_and(|a| a == "plan" || a == "explain");
     let cli = match flags::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -153,6 +156,12 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
             settings::log_warnings(&args.flags);
             let mut stdout = std::io::stdout().lock();
             exit(runtime.block_on(plan::run(&settings, args.output, &mut stdout)))
+        }
+        Some(Command::Explain(args)) => {
+            let settings = for_plan(&args.flags, settings::controller)?;
+            settings::log_warnings(&args.flags);
+            let mut stdout = std::io::stdout().lock();
+            exit(runtime.block_on(explain::run(&settings, &args.target, args.output, &mut stdout)))
         }
         Some(Command::WebhookConformance(args)) => {
             let mut stdout = std::io::stdout().lock();

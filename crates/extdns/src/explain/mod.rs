@@ -1,0 +1,129 @@
+//! `extdns explain NAME|OBJECT`: why a name is (or is not) in DNS (docs/explain.md).
+//!
+//! For a DNS name: the objects asking for it, the provider's zone it falls in (or the filter that keeps it
+//! out), what the zone holds there and whose it is, where each object's request stands (published,
+//! pending, filtered by which flag, conflicting with which object or owner, invalid, held), and what the
+//! next sync would do there. For an object (`service/shop/web`), the same for each of its names, and what
+//! it asked for that never became a record.
+//!
+//! Not a second planner: one dry-run sync ([`crate::dry_run`], which `extdns plan` shares) over the live
+//! cluster and zone, or over `--manifests`, and the names' outcomes the controller itself computes. What
+//! a dry run cannot know is what only a write finds out: a provider refusing a record (a DNS server's
+//! update policy, an API's validation) shows as pending here, and as refused on the object's status and
+//! in `/summary` once the running controller has tried.
+//!
+//! Exit codes, for a CI job to gate on: 0 when everything asked is published or will be at the next sync,
+//! [`EXIT_NOT_PUBLISHED`] otherwise, 1 on error.
+
+mod model;
+mod render;
+
+use std::io::Write;
+
+use extdns_informer::{ObjectKey, ResourceKind};
+
+use crate::dry_run::dry_run;
+use crate::flags::OutputFormat;
+use crate::providers::build_provider;
+use crate::settings::Settings;
+pub use model::{Asker, Dropped, Explanation, NameReport, NextChange, Target, ZoneRecord, explain};
+pub use render::{json as render_json, table as render_table};
+
+/// The exit code when something asked is not published and will not be at the next sync (filtered,
+/// conflicting, invalid, held, refused, no zone, or nothing asks for the name).
+pub const EXIT_NOT_PUBLISHED: u8 = 3;
+
+/// What `extdns explain` refuses to look up.
+#[derive(Debug, thiserror::Error)]
+pub enum ExplainError {
+    /// `kind/namespace/name` with a kind no source reads.
+    #[error(
+        "{query:?}: unknown kind {kind:?} (service, ingress, httproute, dnsendpoint, or another kind as the \
+         `resource` label spells it)"
+    )]
+    UnknownKind {
+        /// What was asked.
+        query: String,
+        /// The kind part.
+        kind: String,
+    },
+    /// An object not spelled `kind/namespace/name` (`kind/name` for a cluster-scoped kind).
+    #[error("{0:?}: an object is kind/namespace/name (kind/name for a cluster-scoped kind, e.g. node/worker-1)")]
+    BadObject(String),
+    /// Neither a name nor an object.
+    #[error("{0:?}: not a DNS name nor an object (kind/namespace/name)")]
+    Empty(String),
+    /// The JSON could not be written.
+    #[error("cannot render the explanation as JSON: {0}")]
+    Json(#[source] serde_json::Error),
+}
+
+impl Target {
+    /// A DNS name (no `/`), or an object as its `resource` label spells it, `dnsendpoint/…` also accepted
+    /// for `crd/…`.
+    pub fn parse(query: &str) -> Result<Target, ExplainError> {
+        let query = query.trim();
+        if query.is_empty() || query == "." {
+            return Err(ExplainError::Empty(query.to_string()));
+        }
+        let Some((kind, rest)) = query.split_once('/') else {
+            return Ok(Target::Name(query.to_string()));
+        };
+        let lower = kind.to_ascii_lowercase();
+        let kind = match lower.as_str() {
+            "dnsendpoint" | "dnsendpoints" => Some(ResourceKind::DnsEndpoint),
+            other => ResourceKind::from_lowercase(other),
+        }
+        .ok_or_else(|| ExplainError::UnknownKind {
+            query: query.to_string(),
+            kind: kind.to_string(),
+        })?;
+        let (namespace, name) = if kind.cluster_scoped() {
+            ("", rest)
+        } else {
+            rest.split_once('/')
+                .ok_or_else(|| ExplainError::BadObject(query.to_string()))?
+        };
+        if name.is_empty() || name.contains('/') || (!kind.cluster_scoped() && namespace.is_empty()) {
+            return Err(ExplainError::BadObject(query.to_string()));
+        }
+        Ok(Target::Object(ObjectKey::new(kind, namespace, name)))
+    }
+}
+
+/// The exit code of an explanation.
+pub fn exit_code(e: &Explanation) -> u8 {
+    if e.published { 0 } else { EXIT_NOT_PUBLISHED }
+}
+
+/// One dry-run sync with `provider`, explained for `query`.
+pub async fn explain_with(
+    settings: &Settings,
+    provider: std::sync::Arc<dyn extdns_provider::Provider>,
+    query: &str,
+) -> anyhow::Result<Explanation> {
+    let target = Target::parse(query)?;
+    let run = dry_run(settings, provider).await?;
+    Ok(explain(
+        query,
+        &target,
+        &run,
+        &settings.controller.plan,
+        settings.provider.name(),
+    ))
+}
+
+/// The command: explain, print in the chosen format, and return the exit code.
+pub async fn run(settings: &Settings, query: &str, output: OutputFormat, out: &mut dyn Write) -> anyhow::Result<u8> {
+    // Refused before anything is read.
+    Target::parse(query)?;
+    let provider = build_provider(&settings.provider).await?;
+    let explanation = explain_with(settings, provider, query).await?;
+    let text = match output {
+        OutputFormat::Table => render_table(&explanation),
+        OutputFormat::Json => render_json(&explanation).map_err(ExplainError::Json)?,
+    };
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(exit_code(&explanation))
+}
