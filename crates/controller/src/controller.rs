@@ -725,7 +725,20 @@ impl Controller {
             log_changes(&changes, Verb::DryRun, &FailedRecords::default());
             info!(changes = changes.len(), "dry run: nothing was sent to the provider");
             self.metrics.mark_sync();
-            self.fold_names(&names, &Outcome::default(), None, &changes);
+            // What the registry would not send is known without writing: refused, as the sync would say.
+            let withheld = self.registry.withheld(snapshot, &changes).unwrap_or_else(|error| {
+                debug!(%error, "dry run: cannot tell which changes the registry would withhold");
+                Vec::new()
+            });
+            let withheld = FailedRecords::of(&withheld);
+            let outcome = Outcome {
+                errored: changes
+                    .iter()
+                    .filter_map(|c| withheld.get(c.endpoint()).map(|f| (c, Some(&f.reason))))
+                    .collect(),
+                ..Outcome::default()
+            };
+            self.fold_names(&names, &outcome, None, &changes);
             true
         } else {
             false

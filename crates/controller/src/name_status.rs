@@ -428,6 +428,9 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
     for c in facts.unwritten {
         let e = c.endpoint();
         let row = row_of(&e.dns_name, &e.record_type, &e.set_identifier);
+        if refused.contains_key(&row) {
+            continue;
+        }
         match c {
             Change::Delete(_) => {
                 holder.remove(&row);

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use extdns_controller::{CancellationToken, Metrics, NameStatuses, SyncReport};
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
-use extdns_provider::Provider;
+use extdns_provider::{ChangeFailure, Provider};
 use extdns_registry::{Registry, RegistryError, Snapshot, Written};
 
 use crate::run::{ONCE_SYNC_TIMEOUT, REVISION, VERSION, flagged};
@@ -105,5 +105,9 @@ impl Registry for Recording {
 
     async fn maintain(&self, snapshot: &mut Snapshot) -> Result<bool, RegistryError> {
         self.inner.maintain(snapshot).await
+    }
+
+    fn withheld(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Vec<ChangeFailure>, RegistryError> {
+        self.inner.withheld(snapshot, changes)
     }
 }

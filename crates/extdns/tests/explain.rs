@@ -1,6 +1,7 @@
 //! `extdns explain` over manifests and an in-memory zone, one test per reason a name is or is not in DNS:
 //! published, pending, conflicting with another object, held by another owner, filtered by a flag, in no
-//! zone, invalid (and dropped before becoming a record), held because its object failed; and the command's
+//! zone, invalid (and dropped before becoming a record), held because its object failed, refused where that
+//! is known without writing; and the command's
 //! exit codes and JSON as the binary prints them.
 
 use std::path::Path;
@@ -12,8 +13,9 @@ use extdns::flags::try_parse_from;
 use extdns::run::run_once_with;
 use extdns::settings::{self, Settings};
 use extdns_controller::{NameState, PROVIDER_ZONES, Party, Reason};
-use extdns_endpoint::{Endpoint, RecordType};
-use extdns_provider::{InMemoryProvider, Provider};
+use extdns_endpoint::{DomainFilter, Endpoint, RecordType};
+use extdns_provider::zone::Placement;
+use extdns_provider::{InMemoryProvider, Provider, ProviderError, ReadState, Records, Unit};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -328,6 +330,54 @@ async fn an_object_the_sync_saw_no_name_of_says_so() -> Result<(), Error> {
             .await
             .is_err()
     );
+    Ok(())
+}
+
+/// The in-memory zone, refusing a name with a `*` that is not its whole first label (Azure's documented rule):
+/// a refusal known before writing, as the registry asks before it sends a wildcard's ownership record.
+struct RefusesInnerWildcards(Arc<InMemoryProvider>);
+
+#[async_trait::async_trait]
+impl Provider for RefusesInnerWildcards {
+    async fn records(&self) -> Result<Records, ProviderError> {
+        self.0.records().await
+    }
+
+    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        self.0.apply(read, units).await
+    }
+
+    fn domain_filter(&self) -> DomainFilter {
+        self.0.domain_filter()
+    }
+
+    fn placement(&self, read: &ReadState, name: &str) -> Placement {
+        if name.contains('*') && !name.starts_with("*.") {
+            return Placement::Refused("a '*' that is not a whole label");
+        }
+        self.0.placement(read, name)
+    }
+}
+
+#[tokio::test]
+async fn a_refusal_known_without_writing_is_refused_with_the_providers_rule() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    write_manifests(dir.path(), &[service("web", "*.example.com", "203.0.113.10")])?;
+    let f = settings_over(dir.path(), &[])?;
+    let inner = zone(Vec::new());
+    let provider: Arc<dyn Provider> = Arc::new(RefusesInnerWildcards(inner.clone()));
+    // The wildcard's ownership record (`a-*.example.com`) is a name the provider refuses: nothing is sent.
+    let e = explain_with(&f, provider.clone(), "*.example.com").await?;
+    let state = asker(&e, "service/default/web");
+    assert!(
+        matches!(state, NameState::Refused { error } if error.contains("a '*' that is not a whole label")),
+        "{}",
+        render_table(&e)
+    );
+    assert_eq!(exit_code(&e), EXIT_NOT_PUBLISHED);
+    // The sync agrees: nothing written.
+    let _ = run_once_with(&f, provider).await;
+    assert!(inner.snapshot().is_empty(), "{:?}", inner.snapshot());
     Ok(())
 }
 

@@ -105,6 +105,14 @@ pub trait Registry: Send + Sync {
     async fn maintain(&self, _snapshot: &mut Snapshot) -> Result<bool, RegistryError> {
         Ok(false)
     }
+
+    /// The changes [`apply`](Registry::apply) would not send and would report refused, as far as that is
+    /// known without writing (an ownership record's name the provider refuses, a name another owner's
+    /// ownership record claims): a dry run (`extdns explain`) reports them refused, as the sync would.
+    /// What only the provider's answer tells stays unknown. None by default.
+    fn withheld(&self, _snapshot: &Snapshot, _changes: &[Change]) -> Result<Vec<ChangeFailure>, RegistryError> {
+        Ok(Vec::new())
+    }
 }
 
 /// What [`Registry::records`] read: the records the plan works from, and what [`Registry::apply`] needs to

@@ -207,7 +207,23 @@ async fn a_record_whose_ownership_name_is_refused_is_not_written() {
     for _ in 0..2 {
         let changes = [Change::Create(wildcard.clone())];
         let mut snapshot = registry.records().await.expect("read");
+        // Known before writing, so a dry run says it too (`Registry::withheld`).
+        let foreseen: Vec<_> = registry
+            .withheld(&snapshot, &changes)
+            .expect("withheld")
+            .iter()
+            .map(|f| (f.key.dns_name.clone(), f.reason.message.clone()))
+            .collect();
         let written = registry.apply(&snapshot, &changes).await.expect("no failing sync");
+        let reported: Vec<_> = written
+            .withheld()
+            .iter()
+            .map(|f| (f.key.dns_name.clone(), f.reason.message.clone()))
+            .collect();
+        assert_eq!(
+            foreseen, reported,
+            "a dry run foresees exactly what the write withholds"
+        );
         let withheld: Vec<_> = written
             .withheld()
             .iter()

@@ -621,6 +621,21 @@ struct Planned<'c> {
     claimed: Option<String>,
 }
 
+impl Planned<'_> {
+    /// Why the change is not sent, if it is not: another owner claims the name, or the provider refuses
+    /// its ownership record's name. Known before writing, so a dry run says it too.
+    fn withheld(&self) -> Option<ChangeFailure> {
+        let why = match (&self.claimed, self.pairing) {
+            (Some(why), _) => why.clone(),
+            (None, Pairing::Refused(why)) => {
+                format!("not written: the provider refuses its ownership record's name ({why})")
+            }
+            _ => return None,
+        };
+        Some(ChangeFailure::new(self.change.endpoint(), FailureKind::Refused, why))
+    }
+}
+
 /// What [`Registry::apply`] did with one change it writes, for the fold.
 #[derive(Debug)]
 pub(crate) enum Sent {
@@ -742,6 +757,11 @@ impl TxtRegistry {
 
 #[async_trait]
 impl Registry for TxtRegistry {
+    fn withheld(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Vec<ChangeFailure>, RegistryError> {
+        let planned = self.with_ownership(snapshot, changes)?;
+        Ok(planned.iter().filter_map(Planned::withheld).collect())
+    }
+
     async fn records(&self) -> Result<Snapshot, RegistryError> {
         let read = self.provider.records().await?;
         let (records, present) = self.read(read.endpoints);
@@ -760,21 +780,12 @@ impl Registry for TxtRegistry {
         // Not sent: reported refused, per record, whether the rest succeeds or fails in part.
         let mut withheld = Vec::new();
         for p in &planned {
-            if let Some(why) = &p.claimed {
-                withheld.push(ChangeFailure::new(
-                    p.change.endpoint(),
-                    FailureKind::Refused,
-                    why.clone(),
-                ));
+            if let Some(refused) = p.withheld() {
+                withheld.push(refused);
                 continue;
             }
             match (p.pairing, &p.ownership) {
                 (Pairing::Apart, Some(o)) => apart.push((p.change, o)),
-                (Pairing::Refused(why), _) => withheld.push(ChangeFailure::new(
-                    p.change.endpoint(),
-                    FailureKind::Refused,
-                    format!("not written: the provider refuses its ownership record's name ({why})"),
-                )),
                 (_, ownership) => units.push(Unit {
                     change: p.change,
                     ownership: ownership.as_ref(),

@@ -303,6 +303,22 @@ impl Registry for SharedRegistry {
         Ok(snapshot)
     }
 
+    /// The shared changes the split withholds (a plain owner beside the shared ones), and the plain
+    /// changes the TXT registry under it would.
+    fn withheld(
+        &self,
+        snapshot: &Snapshot,
+        changes: &[Change],
+    ) -> Result<Vec<extdns_provider::ChangeFailure>, RegistryError> {
+        let Some(view) = snapshot.registry_state::<SharedView>() else {
+            return self.inner.withheld(snapshot, changes);
+        };
+        let split = self.split(view, snapshot.provider_state(), changes);
+        let mut withheld = split.withheld;
+        withheld.extend(self.inner.withheld(snapshot, &split.plain)?);
+        Ok(withheld)
+    }
+
     async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
         let Some(view) = snapshot.registry_state::<SharedView>() else {
             return self.inner.apply(snapshot, changes).await;
