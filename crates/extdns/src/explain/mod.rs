@@ -127,3 +127,41 @@ pub async fn run(settings: &Settings, query: &str, output: OutputFormat, out: &m
     out.flush()?;
     Ok(exit_code(&explanation))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(query: &str) -> Option<String> {
+        match Target::parse(query) {
+            Ok(Target::Object(key)) => Some(key.resource_label()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_query_is_a_name_or_an_object_as_its_resource_label_spells_it() {
+        assert_eq!(
+            Target::parse(" www.example.org ").ok(),
+            Some(Target::Name("www.example.org".into()))
+        );
+        assert_eq!(object("service/shop/web").as_deref(), Some("service/shop/web"));
+        assert_eq!(object("Ingress/shop/site").as_deref(), Some("ingress/shop/site"));
+        assert_eq!(object("httproute/shop/app").as_deref(), Some("httproute/shop/app"));
+        // DNSEndpoint's label is `crd`; both spellings name it.
+        assert_eq!(object("dnsendpoint/shop/recs").as_deref(), Some("crd/shop/recs"));
+        assert_eq!(object("crd/shop/recs").as_deref(), Some("crd/shop/recs"));
+        assert_eq!(object("node/worker-1").as_deref(), Some("node/worker-1"));
+    }
+
+    #[test]
+    fn a_query_that_names_nothing_is_refused_saying_why() {
+        let error = |q: &str| Target::parse(q).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error("widget/shop/web").contains("unknown kind \"widget\""));
+        assert!(error("service/web").contains("kind/namespace/name"));
+        assert!(error("service/shop/").contains("kind/namespace/name"));
+        assert!(error("service//web").contains("kind/namespace/name"));
+        assert!(error("service/a/b/c").contains("kind/namespace/name"));
+        assert!(error("  ").contains("not a DNS name"));
+    }
+}
