@@ -11,6 +11,9 @@
 //! - **No import circle between the modules of one crate** ([`modules`]), in every crate, tooling included.
 //! - **The source crates' tests use the one test kit** ([`test_kit`]): no test of a `crates/source-*` crate
 //!   defines its own function of a name `extdns_source::pipeline::testing` exports.
+//! - **Tests take test-support's helpers** ([`test_support`]): no test defines its own `command` or
+//!   `warnings` (test-support's `cli::command`, `logs::warnings`), and no code outside test-support
+//!   scrubs the `EXTERNAL_DNS_*` variables by hand.
 //!
 //! A violation names the file and line: the source line, or the Cargo.toml line declaring the dependency.
 
@@ -20,6 +23,7 @@ mod manifest;
 mod modules;
 mod string_errors;
 mod test_kit;
+mod test_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -64,7 +68,7 @@ pub fn run(args: &[String]) -> Result<()> {
         );
     }
     println!(
-        "conventions: no string errors in library code, layers as DESIGN.md says, no module circles, source tests on the one kit"
+        "conventions: no string errors in library code, layers as DESIGN.md says, no module circles, source tests on the one kit, tests on test-support's helpers"
     );
     Ok(())
 }
@@ -85,6 +89,9 @@ pub fn check(root: &Path) -> Result<Vec<Violation>> {
         let trees = module_trees(root, &krate.dir)?;
         if krate.name.starts_with("source-") {
             violations.extend(test_kit_violations(root, &krate.dir, &trees, &kit)?);
+        }
+        if krate.name != test_support::HOME {
+            violations.extend(test_support_violations(root, &krate.dir, &trees)?);
         }
         for tree in trees {
             if !krate.manifest.unpublished {
@@ -251,6 +258,44 @@ fn test_kit_violations(
                 message: format!(
                     "test function `{name}` copies the source test kit's: use `extdns_source::pipeline::testing::{name}` (feature `test-support`)"
                 ),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The crate at `dir`'s copies of test-support's helpers: test functions named as one (in every `.rs` file
+/// of `src/`, `tests/` and `benches/`; of the library's module files, only their `#[cfg(test)]` items), and
+/// the environment scrubbed by hand anywhere.
+fn test_support_violations(root: &Path, dir: &Path, trees: &[Vec<ModuleFile>]) -> Result<Vec<Violation>> {
+    let library: BTreeSet<&str> = trees.iter().flatten().map(|f| f.file.as_str()).collect();
+    let names: BTreeSet<String> = test_support::FOLDED.iter().map(|(n, _)| n.to_string()).collect();
+    let mut files = Vec::new();
+    for sub in ["src", "tests", "benches"] {
+        rust_files(&dir.join(sub), &mut files)?;
+    }
+    let mut out = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let file = relative(root, &path);
+        let in_library = library.contains(file.display().to_string().as_str());
+        let stripped = code::strip_comments_and_literals(&text);
+        for (offset, name) in test_kit::copies(&text, in_library, &names) {
+            out.push(Violation {
+                line: code::line_of(&stripped, offset),
+                file: file.clone(),
+                message: format!(
+                    "test function `{name}` copies test-support's: use `{}`",
+                    test_support::home_of(&name)
+                ),
+            });
+        }
+        for offset in test_support::scrubbing(&text) {
+            out.push(Violation {
+                line: code::line_of(&text, offset),
+                file: file.clone(),
+                message: "the EXTERNAL_DNS_* variables scrubbed by hand: use `extdns_test_support::cli::command`"
+                    .to_string(),
             });
         }
     }
