@@ -13,9 +13,10 @@ pub struct Logs {
 }
 
 impl Default for Logs {
-    /// Everything from TRACE up.
+    /// From INFO up, as a subscriber logs by default (a dependency's DEBUG and TRACE lines, request
+    /// bodies among them, are no part of what the code under test says).
     fn default() -> Self {
-        Logs::at(tracing::Level::TRACE)
+        Logs::at(tracing::Level::INFO)
     }
 }
 
