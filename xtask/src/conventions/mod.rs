@@ -233,6 +233,47 @@ fn test_kit_names(root: &Path) -> Result<BTreeSet<String>> {
     Ok(test_kit::names(&text))
 }
 
+/// A file of a crate's code that tests may live in, read.
+struct TestFile {
+    /// Relative to the workspace root.
+    file: PathBuf,
+    text: String,
+    /// A module file of the library: only its `#[cfg(test)]` items are tests.
+    in_library: bool,
+}
+
+/// Every `.rs` file of the crate at `dir`'s `src/`, `tests/` and `benches/`, each marked whether it is one
+/// of the library's module files (`trees`).
+fn test_files(root: &Path, dir: &Path, trees: &[Vec<ModuleFile>]) -> Result<Vec<TestFile>> {
+    let library: BTreeSet<&str> = trees.iter().flatten().map(|f| f.file.as_str()).collect();
+    let mut paths = Vec::new();
+    for sub in ["src", "tests", "benches"] {
+        rust_files(&dir.join(sub), &mut paths)?;
+    }
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+            let file = relative(root, &path);
+            let in_library = library.contains(file.display().to_string().as_str());
+            Ok(TestFile { file, text, in_library })
+        })
+        .collect()
+}
+
+/// The test functions of `f` named as one of `names`, each a violation saying what to use instead.
+fn copied_functions(f: &TestFile, names: &BTreeSet<String>, instead: impl Fn(&str) -> String) -> Vec<Violation> {
+    let stripped = code::strip_comments_and_literals(&f.text);
+    test_kit::copies(&f.text, f.in_library, names)
+        .into_iter()
+        .map(|(offset, name)| Violation {
+            line: code::line_of(&stripped, offset),
+            file: f.file.clone(),
+            message: instead(&name),
+        })
+        .collect()
+}
+
 /// The source crate at `dir`'s test functions copying the kit's: in every `.rs` file of `src/`, `tests/` and
 /// `benches/`; of the library's module files (`trees`), only their `#[cfg(test)]` items.
 fn test_kit_violations(
@@ -241,63 +282,34 @@ fn test_kit_violations(
     trees: &[Vec<ModuleFile>],
     kit: &BTreeSet<String>,
 ) -> Result<Vec<Violation>> {
-    let library: BTreeSet<&str> = trees.iter().flatten().map(|f| f.file.as_str()).collect();
-    let mut files = Vec::new();
-    for sub in ["src", "tests", "benches"] {
-        rust_files(&dir.join(sub), &mut files)?;
-    }
-    let mut out = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let file = relative(root, &path);
-        let in_library = library.contains(file.display().to_string().as_str());
-        for (offset, name) in test_kit::copies(&text, in_library, kit) {
-            out.push(Violation {
-                line: code::line_of(&code::strip_comments_and_literals(&text), offset),
-                file: file.clone(),
-                message: format!(
-                    "test function `{name}` copies the source test kit's: use `extdns_source::pipeline::testing::{name}` (feature `test-support`)"
-                ),
-            });
-        }
-    }
-    Ok(out)
+    let instead = |name: &str| {
+        format!(
+            "test function `{name}` copies the source test kit's: use `extdns_source::pipeline::testing::{name}` (feature `test-support`)"
+        )
+    };
+    let files = test_files(root, dir, trees)?;
+    Ok(files.iter().flat_map(|f| copied_functions(f, kit, instead)).collect())
 }
 
-/// The crate at `dir`'s copies of test-support's helpers: test functions named as one (in every `.rs` file
-/// of `src/`, `tests/` and `benches/`; of the library's module files, only their `#[cfg(test)]` items), and
-/// the environment scrubbed by hand anywhere.
+/// The crate at `dir`'s copies of test-support's helpers: test functions named as one (as
+/// [`test_kit_violations`] finds them), and the environment scrubbed by hand anywhere.
 fn test_support_violations(root: &Path, dir: &Path, trees: &[Vec<ModuleFile>]) -> Result<Vec<Violation>> {
-    let library: BTreeSet<&str> = trees.iter().flatten().map(|f| f.file.as_str()).collect();
     let names: BTreeSet<String> = test_support::FOLDED.iter().map(|(n, _)| n.to_string()).collect();
-    let mut files = Vec::new();
-    for sub in ["src", "tests", "benches"] {
-        rust_files(&dir.join(sub), &mut files)?;
-    }
+    let instead = |name: &str| {
+        format!(
+            "test function `{name}` copies test-support's: use `{}`",
+            test_support::home_of(name)
+        )
+    };
     let mut out = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let file = relative(root, &path);
-        let in_library = library.contains(file.display().to_string().as_str());
-        let stripped = code::strip_comments_and_literals(&text);
-        for (offset, name) in test_kit::copies(&text, in_library, &names) {
-            out.push(Violation {
-                line: code::line_of(&stripped, offset),
-                file: file.clone(),
-                message: format!(
-                    "test function `{name}` copies test-support's: use `{}`",
-                    test_support::home_of(&name)
-                ),
-            });
-        }
-        for offset in test_support::scrubbing(&text) {
-            out.push(Violation {
-                line: code::line_of(&text, offset),
-                file: file.clone(),
-                message: "the EXTERNAL_DNS_* variables scrubbed by hand: use `extdns_test_support::cli::command`"
-                    .to_string(),
-            });
-        }
+    for f in test_files(root, dir, trees)? {
+        out.extend(copied_functions(&f, &names, instead));
+        out.extend(test_support::scrubbing(&f.text).into_iter().map(|offset| Violation {
+            line: code::line_of(&f.text, offset),
+            file: f.file.clone(),
+            message:
+                "the EXTERNAL_DNS_* variables scrubbed by hand: use `extdns_test_support::cli::command`".to_string(),
+        }));
     }
     Ok(out)
 }
