@@ -77,6 +77,15 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// A run of `sources` alone (`--source=` each), the common flags otherwise: what a source's
+    /// differential runs both controllers with.
+    pub fn of_sources(which: Which, namespace: &'a str, sources: &[&str]) -> Self {
+        let mut run = Run::new(which, namespace);
+        run.extra = sources.iter().map(|s| format!("--source={s}")).collect();
+        run.only_sources = true;
+        run
+    }
+
     pub fn flag(mut self, flag: impl Into<String>) -> Self {
         self.extra.push(flag.into());
         self
@@ -101,16 +110,10 @@ impl<'a> Run<'a> {
             Which::ExternalDns => &cp.binaries().external_dns,
             Which::ExternalDnsPrevious => &cp.binaries().external_dns_previous,
         };
-        let mut cmd = Command::new(program);
-        cmd.args(self.subcommand);
         // Only what the run names: an inherited `AWS_*` (a profile, a role, an endpoint) could send a Route53
         // run's credential chain or calls off the machine.
-        for (key, _) in std::env::vars_os() {
-            let k = key.to_string_lossy();
-            if k.starts_with("EXTERNAL_DNS_") || k.starts_with("AWS_") || k == "RUST_LOG" || k == "KUBECONFIG" {
-                cmd.env_remove(key);
-            }
-        }
+        let mut cmd = extdns_test_support::cli::command(program, &["AWS_", "KUBECONFIG"]);
+        cmd.args(self.subcommand);
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         let kubeconfig = self.kubeconfig.as_deref().unwrap_or(&cp.sa_kubeconfig);
         let flags = if self.cluster_wide {

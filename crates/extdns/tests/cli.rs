@@ -1,7 +1,7 @@
 //! The built binary, as users run it: exit codes, messages, output formats, flag syntax.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 type Error = Box<dyn std::error::Error>;
 
@@ -11,12 +11,7 @@ fn examples() -> PathBuf {
 
 /// Runs extdns with a clean `EXTERNAL_DNS_*` environment plus `env`.
 fn extdns(args: &[&str], env: &[(&str, &str)]) -> Result<Output, Error> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = extdns_test_support::cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     cmd.args(args).envs(env.iter().copied());
     Ok(cmd.output()?)
 }

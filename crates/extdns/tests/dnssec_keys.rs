@@ -23,12 +23,7 @@ fn flags(kubeconfig: &Path) -> Vec<String> {
 }
 
 fn extdns() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
-            cmd.env_remove(&key);
-        }
-    }
+    let mut cmd = extdns_test_support::cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     cmd.env("POD_NAMESPACE", "default");
     cmd
 }

@@ -9,7 +9,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 use extdns_test_support::control_plane::{Binaries, ControlPlane};
@@ -98,7 +98,7 @@ fn kubeconfig(cp: &ControlPlane, server: &str, tls_server_name: Option<&str>) ->
 
 /// `extdns --once` over Services into the in-memory provider, with only `vars` of the proxy variables.
 fn extdns(kubeconfig: &Path, vars: &[(&str, &str)]) -> Result<Output, Error> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
+    let mut cmd = extdns_test_support::cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     for name in [
         "HTTPS_PROXY",
         "https_proxy",
@@ -109,11 +109,6 @@ fn extdns(kubeconfig: &Path, vars: &[(&str, &str)]) -> Result<Output, Error> {
         "ALL_PROXY",
     ] {
         cmd.env_remove(name);
-    }
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
-            cmd.env_remove(&key);
-        }
     }
     cmd.envs(vars.iter().copied());
     let config = kubeconfig.to_str().ok_or("kubeconfig path")?;

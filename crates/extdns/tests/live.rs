@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 type Error = Box<dyn std::error::Error>;
@@ -113,13 +113,7 @@ fn kubeconfig(dir: &Path, server: &str) -> Result<String, Error> {
 }
 
 fn extdns(args: &[&str]) -> Result<Output, Error> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        let k = key.to_string_lossy();
-        if k.starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" || k.starts_with("KUBERNETES_") {
-            cmd.env_remove(&key);
-        }
-    }
+    let mut cmd = extdns_test_support::cli::command(env!("CARGO_BIN_EXE_extdns"), &["KUBERNETES_"]);
     // No kubeconfig of the machine running the tests may leak in.
     cmd.env("KUBECONFIG", "/nonexistent/extdns-test-kubeconfig")
         .env("HOME", "/nonexistent");

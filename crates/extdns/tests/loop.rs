@@ -130,12 +130,7 @@ async fn events_write_at_once_and_an_explicit_min_event_sync_interval_spaces_the
 // ---- the binary ----
 
 fn extdns(args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = extdns_test_support::cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     cmd.args(args);
     cmd
 }

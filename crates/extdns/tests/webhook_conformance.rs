@@ -5,7 +5,7 @@
 //! --map-root-user`, util-linux; loopback raised with `ip`, iproute2): external-dns and the extdns command
 //! both run inside it, so the port is private and nothing leaks out.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use extdns_test_support::{env_program, free_port, require};
 use extdns_webhook_conformance::{CHECKS, Kind, kind_of};
@@ -32,17 +32,12 @@ exit $rc
 fn against_external_dns(args: &[&str]) -> Result<(Output, String), Error> {
     let dir = tempfile::tempdir()?;
     let log = dir.path().join("external-dns.log");
-    let mut cmd = Command::new("unshare");
+    let mut cmd = extdns_test_support::cli::command("unshare", &[]);
     cmd.args(["--net", "--map-root-user", "--", "sh", "-c", SCRIPT, "sh"])
         .args(args)
         .env("EXTERNAL_DNS", env_program("EXTDNS_TEST_EXTERNAL_DNS")?)
         .env("EXTDNS", env!("CARGO_BIN_EXE_extdns"))
         .env("EDNS_LOG", &log);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") {
-            cmd.env_remove(key);
-        }
-    }
     let out = cmd
         .output()
         .map_err(|e| format!("cannot run unshare (util-linux): {e}"))?;
@@ -104,12 +99,7 @@ fn external_dns_webhook_server_passes_under_a_chosen_zone() -> Result<(), Error>
 }
 
 fn extdns(args: &[&str]) -> Result<Output, Error> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = extdns_test_support::cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     Ok(cmd.arg("webhook-conformance").args(args).output()?)
 }
 
@@ -162,12 +152,7 @@ impl Drop for KillOnDrop {
 #[test]
 fn extdns_webhook_server_passes_every_check() -> Result<(), Error> {
     let (port, metrics) = (free_port(), free_port());
-    let mut server = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") {
-            server.env_remove(key);
-        }
-    }
+    let mut server = extdns_test_support::cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     server
         .args([
             "--webhook-server",

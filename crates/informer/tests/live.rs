@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use extdns_informer::view::RouteKind;
 use extdns_informer::{Cluster, LiveCluster, LiveOptions, ObjectKey, ResourceKind, UnavailableReason};
+use extdns_test_support::logs::Logs;
 use futures::StreamExt;
 use futures::channel::mpsc;
 use http::{Request, Response};
@@ -844,42 +845,6 @@ async fn a_configured_kind_is_watched_at_the_plural_discovery_finds_and_named_as
         "{text}"
     );
     Ok(())
-}
-
-/// Log lines written while the guard lives (the test runtime is single-threaded, so the watcher tasks log
-/// through the same thread-local subscriber).
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl Logs {
-    fn capture(&self) -> tracing::subscriber::DefaultGuard {
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(self.clone())
-            .with_ansi(false)
-            .finish();
-        tracing::subscriber::set_default(subscriber)
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().expect("lock")).into_owned()
-    }
-}
-
-impl std::io::Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("lock").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
-    type Writer = Logs;
-    fn make_writer(&'a self) -> Logs {
-        self.clone()
-    }
 }
 
 /// Something only an object's body carries, to prove bodies are never logged.

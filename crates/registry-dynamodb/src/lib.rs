@@ -61,7 +61,7 @@ use extdns_aws::{AssumeRole, CredentialSource};
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
 use extdns_provider::http::Observer;
 use extdns_provider::{Backoff, CallError, ChangeFailure, FailedRecords, FailureKind, Provider, ProviderError, Unit};
-use extdns_registry::{Ownership, Registry, RegistryError, Snapshot, Written, claims, labels};
+use extdns_registry::{Once, Ownership, Registry, RegistryError, Snapshot, Written, claims, labels};
 use url::Url;
 
 use client::{ApiError, Client, ClientConfig, Statement, StatementError};
@@ -175,6 +175,9 @@ pub struct DynamoDbRegistry {
     table: String,
     ownership: Ownership,
     txt_managed: bool,
+    /// Ownership TXT records already warned about for claims of several owners (#5457): a contested record
+    /// is read at every sync, its warning given once.
+    contested: Once,
 }
 
 impl std::fmt::Debug for DynamoDbRegistry {
@@ -214,6 +217,7 @@ impl DynamoDbRegistry {
             table: config.table,
             ownership: config.ownership,
             txt_managed: config.txt_managed,
+            contested: Once::default(),
         })
     }
 
@@ -300,10 +304,11 @@ impl DynamoDbRegistry {
         let mut endpoints = Vec::with_capacity(records.len());
         // Ownership TXT records (with their labels), found by (endpoint name, set identifier, AAAA or not)
         // as external-dns keys them. Of two with one key external-dns keeps the later (#5457); here their
-        // claims are settled: the first is kept, read as another owner's when the two owners differ.
-        let mut txt_records: Vec<(Option<Endpoint>, Labels)> = Vec::new();
+        // claims are settled: the first is kept, read as another owner's when the two owners differ. Each
+        // key keeps all its TXT records, so a claim left over is shown (and deleted) with the first.
+        let mut txt_records: Vec<(Vec<Endpoint>, Labels)> = Vec::new();
         let mut txt_by_key: HashMap<(String, String, bool), usize> = HashMap::new();
-        let warn = |_: &str| true;
+        let warn = |name: &str| self.contested.first(name);
         for mut record in records {
             let key = ItemKey::of(&record);
             if let Some(l) = items.get(&key) {
@@ -318,13 +323,13 @@ impl DynamoDbRegistry {
                 let (name, rt) = own.mapper().to_endpoint_name(&record.dns_name);
                 let key = (name, record.set_identifier.clone(), rt == RecordType::Aaaa);
                 if let Some(&kept) = txt_by_key.get(&key) {
-                    let (_, first) = &mut txt_records[kept];
+                    let (held, first) = &mut txt_records[kept];
                     *first = claims::settle(self.owner(), std::mem::take(first), l).labels(&record.dns_name, warn);
-                    // Taken with the first one: neither shown nor deleted on its own.
+                    held.push(record);
                     continue;
                 }
                 txt_by_key.insert(key, txt_records.len());
-                txt_records.push((Some(record), l));
+                txt_records.push((vec![record], l));
                 continue;
             }
             endpoints.push(record);
@@ -339,20 +344,21 @@ impl DynamoDbRegistry {
                 };
                 let k = (name, ep.set_identifier.clone(), ep.record_type == RecordType::Aaaa);
                 if let Some(&at) = txt_by_key.get(&k) {
-                    let (record, l) = &mut txt_records[at];
+                    let (held, l) = &mut txt_records[at];
                     ep.labels.extend(l.iter().map(|(k, v)| (k.clone(), v.clone())));
                     ep.provider_specific.set(NEEDS_MIGRATION, "true");
-                    *record = None;
+                    held.clear();
                 }
             }
         }
         // Ownership TXT records no record took: ours (by their own owner label) are shown as ours, so the
         // plan deletes them where TXT is managed; anyone else's stay hidden and untouched.
         let mut left = 0;
-        for (record, l) in txt_records {
-            if let Some(mut record) = record
-                && l.get(label::OWNER).map(String::as_str) == Some(self.owner())
-            {
+        for (held, l) in txt_records {
+            if l.get(label::OWNER).map(String::as_str) != Some(self.owner()) {
+                continue;
+            }
+            for mut record in held {
                 record.labels = Labels::new();
                 record.labels.insert(label::OWNER.to_string(), self.owner().to_string());
                 endpoints.push(record);

@@ -10,6 +10,7 @@ use extdns_provider::{InMemoryProvider, Provider, ProviderError};
 use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError};
 use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry, NEEDS_MIGRATION};
 use extdns_test_support::dynamodb_fake::Fake;
+use extdns_test_support::logs::Logs;
 use serde_json::{Value, json};
 
 const TABLE: &str = "external-dns";
@@ -404,5 +405,52 @@ async fn issue_6617_no_record_is_created_where_another_owner_holds_the_item() ->
         fake.items(TABLE)
             .contains(&item("web.example.org#A#", "them", "service/x/web"))
     );
+    Ok(())
+}
+
+/// Two ownership TXT records of ours read under one key (the new format and an older writer's `cname-`
+/// name, no record left): both are shown as ours, so the plan deletes both; showing only the first left
+/// the other's claim behind.
+#[tokio::test]
+async fn every_ownership_record_of_one_key_is_shown_so_none_is_left_behind() -> Result<(), RegistryError> {
+    let (_fake, provider, registry) = setup("me").await;
+    provider.insert([
+        Endpoint::new("a-web.example.org", RecordType::Txt, [MY_CLAIM]),
+        Endpoint::new("cname-web.example.org", RecordType::Txt, [MY_CLAIM]),
+    ]);
+    let snapshot = registry.records().await?;
+    let mut shown: Vec<(&str, Option<&str>)> = snapshot
+        .records
+        .iter()
+        .map(|e| (e.dns_name.as_str(), e.owner()))
+        .collect();
+    shown.sort();
+    assert_eq!(
+        shown,
+        vec![("a-web.example.org", Some("me")), ("cname-web.example.org", Some("me"))]
+    );
+    let deletes: Vec<Change> = snapshot.records.iter().cloned().map(Change::Delete).collect();
+    registry.apply(&snapshot, &deletes).await?;
+    assert!(provider.snapshot().is_empty(), "{:?}", provider.snapshot());
+    Ok(())
+}
+
+/// A record two owners claim is read at every sync; the warning naming them is given once.
+#[tokio::test]
+async fn a_contested_record_is_warned_about_once() -> Result<(), RegistryError> {
+    let (_fake, provider, registry) = setup("me").await;
+    provider.insert([
+        a("web.example.org", "192.0.2.1"),
+        Endpoint::new("a-web.example.org", RecordType::Txt, [MY_CLAIM, THEIR_CLAIM]),
+    ]);
+    let logs = Logs::at(tracing::Level::WARN);
+    {
+        let _guard = logs.capture();
+        for _ in 0..3 {
+            registry.records().await?;
+        }
+    }
+    let warned = logs.text().matches("ownership records of several owners").count();
+    assert_eq!(warned, 1, "{}", logs.text());
     Ok(())
 }

@@ -53,6 +53,7 @@ pub use crypto::{AesKey, CryptoError};
 pub use mapper::NameMapper;
 pub use metadata::MetadataRegistry;
 pub use noop::NoopRegistry;
+pub use placement::Once;
 pub use records::RecordsByName;
 pub use shared::{SharedConfig, SharedRegistry};
 pub use txt::{FORCE_UPDATE, Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};

@@ -51,13 +51,14 @@ pub(crate) fn pairing(provider: &dyn Provider, read: &ReadState, change: &Change
     }
 }
 
-/// Names already warned about, so a condition that repeats at every sync is logged once.
+/// Names already warned about, so a condition that repeats at every sync is logged once (public for the
+/// registries in other crates, which warn about the same conditions).
 #[derive(Debug, Default)]
-pub(crate) struct Once(Mutex<HashSet<String>>);
+pub struct Once(Mutex<HashSet<String>>);
 
 impl Once {
     /// True the first time `key` is seen.
-    pub(crate) fn first(&self, key: &str) -> bool {
+    pub fn first(&self, key: &str) -> bool {
         let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
         !seen.contains(key) && seen.insert(key.to_string())
     }

@@ -210,21 +210,23 @@ impl Ownership {
         name
     }
 
-    /// Whose claim the ownership values `values` (of a name we are about to create a record at) are.
-    fn claim_on(&self, values: &Targets) -> Claim {
-        let owners = values
-            .iter()
-            .filter_map(|v| labels::parse(v, self.key.as_ref()).ok())
-            .filter_map(|l| l.get(label::OWNER).cloned());
+    /// Whose claim the ownership values `values` (of a name we are about to create a record at) are. A
+    /// value that names no owner (it does not parse, or states none) is nobody's we know: kept as it is, it
+    /// would leave the record without an ownership record, so it counts as a foreign claim.
+    pub(crate) fn claim_on(&self, values: &Targets) -> Claim {
         let mut claim = Claim::Ours;
-        for owner in owners {
-            if owner == self.owner_id {
+        for value in values.iter() {
+            let parsed = labels::parse(value, self.key.as_ref()).ok();
+            let Some(owner) = parsed.as_ref().and_then(|l| l.get(label::OWNER)) else {
+                return Claim::Unknown;
+            };
+            if *owner == self.owner_id {
                 continue;
             }
             if self.migrate_from() == Some(owner.as_str()) {
                 claim = Claim::Replaceable;
             } else {
-                return Claim::Foreign(owner);
+                return Claim::Foreign(owner.clone());
             }
         }
         claim
@@ -241,13 +243,17 @@ impl Ownership {
 }
 
 /// Whose claim an ownership record found at a name without its record is.
-enum Claim {
+#[derive(Debug, PartialEq)]
+pub(crate) enum Claim {
     /// Ours (left from an earlier write): kept as it is.
     Ours,
     /// The owner we take over from (`--migrate-from-txt-owner`): replaced by ours.
     Replaceable,
     /// Another owner's: the record is not created.
     Foreign(String),
+    /// A TXT value naming no owner stands at the ownership record's name: nobody's we know, so the record
+    /// is not created either (it could get no ownership record of its own there).
+    Unknown,
 }
 
 /// The TXT registry's settings: who owns what, and how records are read.
@@ -701,6 +707,15 @@ impl TxtRegistry {
                             claimed = Some(format!(
                                 "not created: its ownership record {} belongs to owner {owner:?} (remove it, or \
                                  take the name over with --migrate-from-txt-owner={owner})",
+                                txt.dns_name
+                            ));
+                            (None, None)
+                        }
+                        Some(Claim::Unknown) => {
+                            claimed = Some(format!(
+                                "not created: its ownership record's name {} holds a TXT value that names no \
+                                 owner (remove it, or set --txt-prefix or --txt-suffix to write ownership \
+                                 records elsewhere)",
                                 txt.dns_name
                             ));
                             (None, None)

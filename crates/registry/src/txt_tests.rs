@@ -1043,6 +1043,54 @@ async fn issue_6617_no_record_is_created_beside_another_owners_ownership_record(
     Ok(())
 }
 
+/// #6617 with a TXT value at the ownership record's name that names no owner (it states no `owner`, or does
+/// not parse at all): nobody's we know, so the record is not created, rather than created without an
+/// ownership record no owner could ever manage it by.
+#[tokio::test]
+async fn issue_6617_no_record_is_created_beside_a_txt_value_naming_no_owner() -> Result<(), RegistryError> {
+    const OWNERLESS: &str = "\"heritage=external-dns,external-dns/resource=service/b/web\"";
+    let (provider, registry) = zone(vec![txt("a-foo.example.com", OWNERLESS)]);
+    let snapshot = registry.records().await?;
+    let written = registry
+        .apply(&snapshot, &[Change::Create(a("foo.example.com", "1.1.1.1"))])
+        .await?;
+    let failures = written.withheld();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].reason.message.contains("names no owner"),
+        "{}",
+        failures[0].reason
+    );
+    let snapshot = provider.snapshot();
+    assert!(
+        find(&snapshot, "foo.example.com", RecordType::A).is_none(),
+        "{snapshot:?}"
+    );
+    assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(OWNERLESS));
+    Ok(())
+}
+
+/// Values that do not parse as ownership labels at all are no claim of ours either: only values naming us
+/// (or the owner we migrate from) let a record be created beside them.
+#[test]
+fn values_that_do_not_parse_are_no_claim_of_ours() -> Result<(), RegistryError> {
+    use crate::txt::Claim;
+    use extdns_endpoint::Targets;
+    let config = TestConfig {
+        migrate_from_owner: Some("team-b".into()),
+        ..Default::default()
+    }
+    .build()?;
+    let own = &config.ownership;
+    let claim = |values: &[&str]| own.claim_on(&Targets::new(values.iter().copied()));
+    assert_eq!(claim(&["v=spf1 -all"]), Claim::Unknown);
+    assert_eq!(claim(&["v=spf1 -all", "not labels either"]), Claim::Unknown);
+    assert_eq!(claim(&[NGINX_VALUE, "v=spf1 -all"]), Claim::Unknown);
+    assert_eq!(claim(&[NGINX_VALUE]), Claim::Ours);
+    assert_eq!(claim(&[TEAM_B_VALUE]), Claim::Replaceable);
+    Ok(())
+}
+
 /// #6617 during a migration: the ownership record the old owner left is replaced by ours, with the record.
 #[tokio::test]
 async fn issue_6617_the_old_owners_ownership_record_is_replaced_when_migrating() -> Result<(), RegistryError> {

@@ -51,6 +51,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, merge_endpoints};
 use extdns_informer::view::{AmbassadorHost, MetaRef};
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
+use extdns_source::own_hosts::OwnKind;
 use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 mod targets;
@@ -60,6 +61,14 @@ pub const SOURCE_NAME: &str = "ambassador-host";
 
 /// The kind the source reads.
 const KIND: ResourceKind = ResourceKind::AmbassadorHost;
+
+/// How the source reads Hosts from the store.
+const HOSTS: OwnKind<AmbassadorHost> = OwnKind {
+    kind: KIND,
+    all: ClusterStore::all,
+    one: ClusterStore::get,
+    meta: |h| &h.meta,
+};
 
 /// The ambassador-host source. Its configuration is only what every source shares: external-dns has no
 /// flag of its own for it.
@@ -82,16 +91,7 @@ impl AmbassadorHostSource {
 
     /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits).
     pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
-        let hosts: Vec<(ObjectKey, Arc<AmbassadorHost>)> = match objects.of_kind(KIND) {
-            None => cluster
-                .ambassador_hosts()
-                .into_iter()
-                .map(|h| (ObjectKey::new(KIND, &h.meta.namespace, &h.meta.name), h))
-                .collect(),
-            Some(keys) => keys
-                .filter_map(|k| Some((k.clone(), cluster.ambassador_host(&k.namespace, &k.name)?)))
-                .collect(),
-        };
+        let hosts = HOSTS.views(cluster, objects);
         let failed = extdns_source::undecodable(cluster, KIND, objects);
         let mut out = Vec::with_capacity(hosts.len());
         for (object, host) in hosts {

@@ -106,9 +106,13 @@ fn emissary() -> Value {
     svc("emissary", "emissary-ingress", &[], &["1.1.1.1"])
 }
 
+/// The source under `flags` over a store holding what the live informer would: with `--namespace`, only
+/// the Hosts and Services of that namespace are watched, so only they are loaded.
 fn source_and_store(flags: &Flags, hosts: &[Fake], services: &[Value]) -> (AmbassadorHostSource, ClusterStore) {
     let mut loader = Loader::new(LoadOptions::default());
-    for o in hosts.iter().map(Fake::json).chain(services.iter().cloned()) {
+    let watched = |o: &Value| flags.namespace.is_none_or(|ns| o["metadata"]["namespace"] == ns);
+    let objects = hosts.iter().map(Fake::json).chain(services.iter().cloned());
+    for o in objects.filter(watched) {
         loader
             .add_str(&o.to_string(), Path::new("test.json"), Format::Json)
             .expect("loads");
@@ -458,19 +462,25 @@ fn a_controller_annotation_does_not_exclude_the_host() {
     );
 }
 
+/// With `--namespace` extdns watches only that namespace's Hosts and Services (external-dns fetches the
+/// Service by name in any namespace; docs/sources/ambassador-host.md says so): a Host outside it publishes
+/// nothing, nor does one inside naming a Service outside it, whose Service is never read.
 #[test]
-fn the_namespace_scopes_hosts_not_their_service() {
+fn the_namespace_scopes_hosts_and_the_services_they_find() {
     case(
         Flags {
             namespace: Some("web"),
             ..none()
         },
         &[
-            Fake::new("in").ns("web"),
-            Fake::new("out").hostname(Some("out.example.org")),
+            Fake::new("in").ns("web").ann(AMBASSADOR_SERVICE_ANNOTATION, "web/edge"),
+            Fake::new("elsewhere").ns("web").hostname(Some("elsewhere.example.org")),
+            Fake::new("out")
+                .hostname(Some("out.example.org"))
+                .ann(AMBASSADOR_SERVICE_ANNOTATION, "web/edge"),
         ],
-        &[emissary()],
-        &["www.example.org A 1.1.1.1 resource=host/web/in"],
+        &[emissary(), svc("web", "edge", &[], &["2.2.2.2"])],
+        &["www.example.org A 2.2.2.2 resource=host/web/in"],
     );
 }
 

@@ -33,14 +33,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::BTreeSet;
-
-use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, merge_endpoints};
 use extdns_informer::view::HttpProxy;
-use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::own_hosts::{OwnHosts, OwnKind, load_balancer_targets, object_endpoints};
-use extdns_source::{Evaluation, Objects, Source, SourceConfig, SourceError};
+use extdns_informer::{ClusterStore, ResourceKind};
+use extdns_source::own_hosts::{OwnHosts, OwnKind, OwnKindSource, load_balancer_targets, object_endpoints};
+use extdns_source::{Evaluation, Objects, SourceConfig};
 
 /// The `--source` name.
 pub const SOURCE_NAME: &str = "contour-httpproxy";
@@ -71,9 +67,14 @@ impl HttpProxySource {
     pub fn config(&self) -> &SourceConfig {
         &self.common
     }
+}
 
-    /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits).
-    pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
+impl OwnKindSource for HttpProxySource {
+    type View = HttpProxy;
+    const NAME: &'static str = SOURCE_NAME;
+    const KIND: OwnKind<HttpProxy> = PROXIES;
+
+    fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
         PROXIES.evaluate(cluster, objects, &self.common, |proxy, object| {
             let own = OwnHosts {
                 hosts: proxy.fqdn.as_deref().into_iter().collect(),
@@ -81,32 +82,6 @@ impl HttpProxySource {
             };
             object_endpoints(&self.common, SOURCE_NAME, proxy, object, own)
         })
-    }
-}
-
-#[async_trait]
-impl Source for HttpProxySource {
-    fn name(&self) -> &str {
-        SOURCE_NAME
-    }
-
-    fn watched_kinds(&self) -> Vec<ResourceKind> {
-        vec![ResourceKind::HttpProxy]
-    }
-
-    async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
-        Ok(self.evaluate_now(cluster, objects))
-    }
-
-    /// An HTTPProxy reads nothing but itself: a change re-evaluates the changed proxies only.
-    fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
-        PROXIES.affected(changes)
-    }
-
-    /// Targets of one record joined across proxies (external-dns's `MergeEndpoints`); then, among equal
-    /// records that differ only in TTL, the one with a configured TTL first ([`extdns_source::tie`]).
-    fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-        extdns_source::tie::configured_ttl_first(merge_endpoints(endpoints))
     }
 }
 

@@ -132,7 +132,7 @@ impl F5Source {
     pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
         self.servers()
             .evaluate(cluster, objects, &self.config.common, |server, object| {
-                Ok(self.server_endpoints(server, object))
+                Ok::<_, std::convert::Infallible>(self.server_endpoints(server, object))
             })
     }
 }

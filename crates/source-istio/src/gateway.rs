@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use extdns_endpoint::Endpoint;
 use extdns_informer::view::IstioGateway;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceError};
+use extdns_source::own_hosts::OwnKind;
+use extdns_source::{Evaluation, Objects, Source, SourceError};
 
 use crate::affected::affected_gateways;
 use crate::hosts::published_host;
@@ -15,6 +16,14 @@ use crate::targets::GatewayTargets;
 use crate::{GATEWAY_SOURCE_NAME, IstioError, IstioSourceConfig};
 
 const KIND: ResourceKind = ResourceKind::IstioGateway;
+
+/// How the source reads Gateways from the store.
+const GATEWAYS: OwnKind<IstioGateway> = OwnKind {
+    kind: KIND,
+    all: ClusterStore::all,
+    one: ClusterStore::get,
+    meta: |g| &g.meta,
+};
 
 /// The `istio-gateway` source.
 #[derive(Clone, Debug, Default)]
@@ -30,36 +39,12 @@ impl IstioGatewaySource {
 
     /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits).
     pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
-        let gateways: Vec<(ObjectKey, Arc<IstioGateway>)> = match objects.of_kind(KIND) {
-            None => cluster
-                .istio_gateways()
-                .into_iter()
-                .map(|g| (ObjectKey::new(KIND, &g.meta.namespace, &g.meta.name), g))
-                .collect(),
-            Some(keys) => keys
-                .filter_map(|k| Some((k.clone(), cluster.istio_gateway(&k.namespace, &k.name)?)))
-                .collect(),
-        };
         let mut targets = GatewayTargets::new(cluster, &self.config);
-        let mut failed = extdns_source::undecodable(cluster, KIND, objects);
-        let mut out = Vec::with_capacity(gateways.len());
-        for (object, gw) in gateways {
-            if !self.config.common.admits(KIND, &gw.meta) {
-                tracing::debug!(%object, "not admitted by the filters");
-                continue;
-            }
-            match self.gateway_endpoints(&gw, &object, &mut targets) {
-                Ok(endpoints) if endpoints.is_empty() => {
-                    tracing::debug!(%object, "no endpoints: no hosts or no targets");
-                }
-                Ok(endpoints) => out.push(ObjectEndpoints::new(object, endpoints)),
-                Err(why) => {
-                    tracing::warn!(%object, "Gateway skipped; its records are kept as they are: {why}");
-                    failed.insert(object, Some(why.to_string()));
-                }
-            }
-        }
-        Evaluation::new(out, failed)
+        GATEWAYS.evaluate(cluster, objects, &self.config.common, |gw, object| {
+            self.gateway_endpoints(gw, object, &mut targets).inspect_err(|why| {
+                tracing::warn!(%object, "Gateway skipped; its records are kept as they are: {why}");
+            })
+        })
     }
 
     /// The endpoints of one admitted Gateway, or why it cannot be evaluated.

@@ -1,13 +1,13 @@
 //! `--source=istio-virtualservice`: the hosts of VirtualServices, pointing at the Gateways they bind to.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, Target};
 use extdns_informer::view::{ISTIO_MESH_GATEWAY, VirtualService, namespaced_name};
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceError};
+use extdns_source::own_hosts::OwnKind;
+use extdns_source::{Evaluation, Objects, Source, SourceError};
 
 use crate::affected::affected_virtual_services;
 use crate::gateway::with_object;
@@ -16,6 +16,14 @@ use crate::targets::GatewayTargets;
 use crate::{IstioError, IstioSourceConfig, VIRTUAL_SERVICE_SOURCE_NAME};
 
 const KIND: ResourceKind = ResourceKind::VirtualService;
+
+/// How the source reads VirtualServices from the store.
+const VIRTUAL_SERVICES: OwnKind<VirtualService> = OwnKind {
+    kind: KIND,
+    all: ClusterStore::all,
+    one: ClusterStore::get,
+    meta: |v| &v.meta,
+};
 
 /// The `istio-virtualservice` source.
 #[derive(Clone, Debug, Default)]
@@ -31,43 +39,20 @@ impl VirtualServiceSource {
 
     /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits).
     pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
-        let services: Vec<(ObjectKey, Arc<VirtualService>)> = match objects.of_kind(KIND) {
-            None => cluster
-                .virtual_services()
-                .into_iter()
-                .map(|v| (ObjectKey::new(KIND, &v.meta.namespace, &v.meta.name), v))
-                .collect(),
-            Some(keys) => keys
-                .filter_map(|k| Some((k.clone(), cluster.virtual_service(&k.namespace, &k.name)?)))
-                .collect(),
-        };
         let mut targets = GatewayTargets::new(cluster, &self.config);
-        let mut failed = extdns_source::undecodable(cluster, KIND, objects);
-        let mut out = Vec::with_capacity(services.len());
-        for (object, vs) in services {
-            if !self.config.common.admits(KIND, &vs.meta) {
-                tracing::debug!(%object, "not admitted by the filters");
-                continue;
-            }
+        let namespace = self.config.common.namespace.as_deref().filter(|ns| !ns.is_empty());
+        VIRTUAL_SERVICES.evaluate(cluster, objects, &self.config.common, |vs, object| {
             let mut bound = Bound {
                 cluster,
-                vs: &vs,
-                object: &object,
-                namespace: self.config.common.namespace.as_deref().filter(|ns| !ns.is_empty()),
+                vs,
+                object,
+                namespace,
                 targets: &mut targets,
             };
-            match self.virtual_service_endpoints(&mut bound) {
-                Ok(endpoints) if endpoints.is_empty() => {
-                    tracing::debug!(%object, "no endpoints: no hosts or no Gateway targets");
-                }
-                Ok(endpoints) => out.push(ObjectEndpoints::new(object, endpoints)),
-                Err(why) => {
-                    tracing::warn!(%object, "VirtualService skipped; its records are kept as they are: {why}");
-                    failed.insert(object, Some(why.to_string()));
-                }
-            }
-        }
-        Evaluation::new(out, failed)
+            self.virtual_service_endpoints(&mut bound).inspect_err(|why| {
+                tracing::warn!(%object, "VirtualService skipped; its records are kept as they are: {why}");
+            })
+        })
     }
 
     /// The endpoints of one admitted VirtualService, or why it cannot be evaluated.

@@ -39,14 +39,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::BTreeSet;
-
-use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, Target, merge_endpoints};
+use extdns_endpoint::Target;
 use extdns_informer::view::{OpenShiftRoute, RouterIngress};
-use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::own_hosts::{OwnHosts, OwnKind, object_endpoints};
-use extdns_source::{Evaluation, Objects, Source, SourceConfig, SourceError};
+use extdns_informer::{ClusterStore, ResourceKind};
+use extdns_source::own_hosts::{OwnHosts, OwnKind, OwnKindSource, object_endpoints};
+use extdns_source::{Evaluation, Objects, SourceConfig};
 
 /// The `--source` name.
 pub const SOURCE_NAME: &str = "openshift-route";
@@ -105,9 +102,14 @@ impl RouteSource {
             .filter(|i| i.admitted && !i.router_canonical_hostname.is_empty())
             .find(|i| wanted.is_none_or(|w| *w == *i.router_name))
     }
+}
 
-    /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits).
-    pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
+impl OwnKindSource for RouteSource {
+    type View = OpenShiftRoute;
+    const NAME: &'static str = SOURCE_NAME;
+    const KIND: OwnKind<OpenShiftRoute> = ROUTES;
+
+    fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
         let common = &self.config.common;
         ROUTES.evaluate(cluster, objects, common, |route, object| {
             let own = match self.publishing_router(route) {
@@ -119,32 +121,6 @@ impl RouteSource {
             };
             object_endpoints(common, SOURCE_NAME, route, object, own)
         })
-    }
-}
-
-#[async_trait]
-impl Source for RouteSource {
-    fn name(&self) -> &str {
-        SOURCE_NAME
-    }
-
-    fn watched_kinds(&self) -> Vec<ResourceKind> {
-        vec![ResourceKind::OpenShiftRoute]
-    }
-
-    async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
-        Ok(self.evaluate_now(cluster, objects))
-    }
-
-    /// A Route reads nothing but itself: a change re-evaluates the changed Routes only.
-    fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
-        ROUTES.affected(changes)
-    }
-
-    /// Targets of one record joined across Routes (external-dns's `MergeEndpoints`); then, among equal
-    /// records that differ only in TTL, the one with a configured TTL first ([`extdns_source::tie`]).
-    fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-        extdns_source::tie::configured_ttl_first(merge_endpoints(endpoints))
     }
 }
 

@@ -182,7 +182,7 @@ impl TraefikSource {
                 meta: |r: &TraefikRoute| &r.meta,
             };
             let of_kind = routes.evaluate(cluster, objects, &self.config.common, |route, object| {
-                Ok(self.route_endpoints(route, object, &service_targets))
+                Ok::<_, std::convert::Infallible>(self.route_endpoints(route, object, &service_targets))
             });
             evaluation.objects.extend(of_kind.objects);
             evaluation.failed.extend(of_kind.failed);

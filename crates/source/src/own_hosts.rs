@@ -11,12 +11,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use extdns_endpoint::{Endpoint, Target};
+use async_trait::async_trait;
+use extdns_endpoint::{Endpoint, Target, merge_endpoints};
 use extdns_informer::view::Meta;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 
 use crate::template::{TemplateError, TemplateObject};
-use crate::{Evaluation, ObjectEndpoints, Objects, SourceConfig};
+use crate::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 /// What one object asks for before the annotations and the template: its own hosts (empty ones are
 /// skipped) and the targets its status gives, used when no target annotation is set.
@@ -96,17 +97,11 @@ pub struct OwnKind<V> {
 }
 
 impl<V> OwnKind<V> {
-    /// The evaluation of `objects` (all, or only those of this kind among them): each object the shared
-    /// filters admit evaluated by `endpoints`, the undecodable and those it fails on reported as failed.
-    pub fn evaluate(
-        &self,
-        cluster: &ClusterStore,
-        objects: Objects<'_>,
-        common: &SourceConfig,
-        endpoints: impl Fn(&V, &ObjectKey) -> Result<Vec<Endpoint>, TemplateError>,
-    ) -> Evaluation {
+    /// The views of `objects` (all of this kind in scope, or only those of this kind among them) with
+    /// their keys: what a source of one kind evaluates, whatever it makes of each.
+    pub fn views(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Vec<(ObjectKey, Arc<V>)> {
         let kind = self.kind;
-        let views: Vec<(ObjectKey, Arc<V>)> = match objects.of_kind(kind) {
+        match objects.of_kind(kind) {
             None => (self.all)(cluster, kind)
                 .into_iter()
                 .map(|v| {
@@ -117,7 +112,21 @@ impl<V> OwnKind<V> {
             Some(keys) => keys
                 .filter_map(|k| Some((k.clone(), (self.one)(cluster, k)?)))
                 .collect(),
-        };
+        }
+    }
+
+    /// The evaluation of `objects` (all, or only those of this kind among them): each object the shared
+    /// filters admit evaluated by `endpoints`, the undecodable and those it fails on reported as failed
+    /// (with why; `endpoints` logs it where the source has more to say).
+    pub fn evaluate<E: std::fmt::Display>(
+        &self,
+        cluster: &ClusterStore,
+        objects: Objects<'_>,
+        common: &SourceConfig,
+        mut endpoints: impl FnMut(&V, &ObjectKey) -> Result<Vec<Endpoint>, E>,
+    ) -> Evaluation {
+        let kind = self.kind;
+        let views = self.views(cluster, objects);
         let mut failed = crate::undecodable(cluster, kind, objects);
         let mut out = Vec::with_capacity(views.len());
         for (object, view) in views {
@@ -140,5 +149,46 @@ impl<V> OwnKind<V> {
             return None;
         }
         Some(changes.of_kind(self.kind).cloned().collect())
+    }
+}
+
+/// A source of this pattern over one kind. Its [`Source`] follows from its name, its kind and how it
+/// evaluates (implementing this trait implements [`Source`]), so two such sources differ only where their
+/// objects do.
+pub trait OwnKindSource: Send + Sync {
+    /// The view of the kind read.
+    type View: 'static;
+    /// The `--source` name.
+    const NAME: &'static str;
+    /// How the source reads its kind from the store.
+    const KIND: OwnKind<Self::View>;
+
+    /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits).
+    fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation;
+}
+
+#[async_trait]
+impl<S: OwnKindSource> Source for S {
+    fn name(&self) -> &str {
+        S::NAME
+    }
+
+    fn watched_kinds(&self) -> Vec<ResourceKind> {
+        vec![S::KIND.kind]
+    }
+
+    async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
+        Ok(self.evaluate_now(cluster, objects))
+    }
+
+    /// An object of the pattern reads nothing but itself: a change re-evaluates the changed objects only.
+    fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
+        S::KIND.affected(changes)
+    }
+
+    /// Targets of one record joined across objects (external-dns's `MergeEndpoints`); then, among equal
+    /// records that differ only in TTL, the one with a configured TTL first ([`crate::tie`]).
+    fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+        crate::tie::configured_ttl_first(merge_endpoints(endpoints))
     }
 }

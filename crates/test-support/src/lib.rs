@@ -49,6 +49,7 @@ pub mod google_fake;
 #[cfg(feature = "kube-objects")]
 pub mod kube_objects;
 pub mod lines;
+pub mod logs;
 pub mod loopback;
 pub mod manifests;
 pub mod moto;

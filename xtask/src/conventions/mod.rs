@@ -11,6 +11,9 @@
 //! - **No import circle between the modules of one crate** ([`modules`]), in every crate, tooling included.
 //! - **The source crates' tests use the one test kit** ([`test_kit`]): no test of a `crates/source-*` crate
 //!   defines its own function of a name `extdns_source::pipeline::testing` exports.
+//! - **Tests take test-support's helpers** ([`test_support`]): no test defines its own `command` or
+//!   `warnings` (test-support's `cli::command`, `logs::warnings`), and no code outside test-support
+//!   scrubs the `EXTERNAL_DNS_*` variables by hand.
 //!
 //! A violation names the file and line: the source line, or the Cargo.toml line declaring the dependency.
 
@@ -20,6 +23,7 @@ mod manifest;
 mod modules;
 mod string_errors;
 mod test_kit;
+mod test_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -64,7 +68,7 @@ pub fn run(args: &[String]) -> Result<()> {
         );
     }
     println!(
-        "conventions: no string errors in library code, layers as DESIGN.md says, no module circles, source tests on the one kit"
+        "conventions: no string errors in library code, layers as DESIGN.md says, no module circles, source tests on the one kit, tests on test-support's helpers"
     );
     Ok(())
 }
@@ -85,6 +89,9 @@ pub fn check(root: &Path) -> Result<Vec<Violation>> {
         let trees = module_trees(root, &krate.dir)?;
         if krate.name.starts_with("source-") {
             violations.extend(test_kit_violations(root, &krate.dir, &trees, &kit)?);
+        }
+        if krate.name != test_support::HOME {
+            violations.extend(test_support_violations(root, &krate.dir, &trees)?);
         }
         for tree in trees {
             if !krate.manifest.unpublished {
@@ -226,6 +233,47 @@ fn test_kit_names(root: &Path) -> Result<BTreeSet<String>> {
     Ok(test_kit::names(&text))
 }
 
+/// A file of a crate's code that tests may live in, read.
+struct TestFile {
+    /// Relative to the workspace root.
+    file: PathBuf,
+    text: String,
+    /// A module file of the library: only its `#[cfg(test)]` items are tests.
+    in_library: bool,
+}
+
+/// Every `.rs` file of the crate at `dir`'s `src/`, `tests/` and `benches/`, each marked whether it is one
+/// of the library's module files (`trees`).
+fn test_files(root: &Path, dir: &Path, trees: &[Vec<ModuleFile>]) -> Result<Vec<TestFile>> {
+    let library: BTreeSet<&str> = trees.iter().flatten().map(|f| f.file.as_str()).collect();
+    let mut paths = Vec::new();
+    for sub in ["src", "tests", "benches"] {
+        rust_files(&dir.join(sub), &mut paths)?;
+    }
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+            let file = relative(root, &path);
+            let in_library = library.contains(file.display().to_string().as_str());
+            Ok(TestFile { file, text, in_library })
+        })
+        .collect()
+}
+
+/// The test functions of `f` named as one of `names`, each a violation saying what to use instead.
+fn copied_functions(f: &TestFile, names: &BTreeSet<String>, instead: impl Fn(&str) -> String) -> Vec<Violation> {
+    let stripped = code::strip_comments_and_literals(&f.text);
+    test_kit::copies(&f.text, f.in_library, names)
+        .into_iter()
+        .map(|(offset, name)| Violation {
+            line: code::line_of(&stripped, offset),
+            file: f.file.clone(),
+            message: instead(&name),
+        })
+        .collect()
+}
+
 /// The source crate at `dir`'s test functions copying the kit's: in every `.rs` file of `src/`, `tests/` and
 /// `benches/`; of the library's module files (`trees`), only their `#[cfg(test)]` items.
 fn test_kit_violations(
@@ -234,25 +282,34 @@ fn test_kit_violations(
     trees: &[Vec<ModuleFile>],
     kit: &BTreeSet<String>,
 ) -> Result<Vec<Violation>> {
-    let library: BTreeSet<&str> = trees.iter().flatten().map(|f| f.file.as_str()).collect();
-    let mut files = Vec::new();
-    for sub in ["src", "tests", "benches"] {
-        rust_files(&dir.join(sub), &mut files)?;
-    }
+    let instead = |name: &str| {
+        format!(
+            "test function `{name}` copies the source test kit's: use `extdns_source::pipeline::testing::{name}` (feature `test-support`)"
+        )
+    };
+    let files = test_files(root, dir, trees)?;
+    Ok(files.iter().flat_map(|f| copied_functions(f, kit, instead)).collect())
+}
+
+/// The crate at `dir`'s copies of test-support's helpers: test functions named as one (as
+/// [`test_kit_violations`] finds them), and the environment scrubbed by hand anywhere.
+fn test_support_violations(root: &Path, dir: &Path, trees: &[Vec<ModuleFile>]) -> Result<Vec<Violation>> {
+    let names: BTreeSet<String> = test_support::FOLDED.iter().map(|(n, _)| n.to_string()).collect();
+    let instead = |name: &str| {
+        format!(
+            "test function `{name}` copies test-support's: use `{}`",
+            test_support::home_of(name)
+        )
+    };
     let mut out = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let file = relative(root, &path);
-        let in_library = library.contains(file.display().to_string().as_str());
-        for (offset, name) in test_kit::copies(&text, in_library, kit) {
-            out.push(Violation {
-                line: code::line_of(&code::strip_comments_and_literals(&text), offset),
-                file: file.clone(),
-                message: format!(
-                    "test function `{name}` copies the source test kit's: use `extdns_source::pipeline::testing::{name}` (feature `test-support`)"
-                ),
-            });
-        }
+    for f in test_files(root, dir, trees)? {
+        out.extend(copied_functions(&f, &names, instead));
+        out.extend(test_support::scrubbing(&f.text).into_iter().map(|offset| Violation {
+            line: code::line_of(&f.text, offset),
+            file: f.file.clone(),
+            message:
+                "the EXTERNAL_DNS_* variables scrubbed by hand: use `extdns_test_support::cli::command`".to_string(),
+        }));
     }
     Ok(out)
 }

@@ -11,12 +11,12 @@ use std::collections::BTreeSet;
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use crate::controllers::{Run, Which};
-use crate::dns::{self, Record, Zone};
+use crate::controllers::Run;
+use crate::dns::{self, Record};
 use crate::objects::annotations;
 
 use super::Ctx;
-use super::differential::{compare_zones, is_ownership};
+use super::differential::{against_v023, is_ownership};
 
 /// external-dns v0.23.0 and extdns on the same HTTPProxies: names from the virtual host, the hostname
 /// annotation and the template-free rules (addresses by family, a load balancer hostname, the target
@@ -29,13 +29,9 @@ pub fn contour(ctx: &mut Ctx) -> Result<()> {
     for proxy in proxies(&ns) {
         ctx.cp.kube.apply(&proxy)?;
     }
-    let run = |which| source_run(which, &ns, "contour-httpproxy");
-    let (external_dns, extdns) = (run(Which::ExternalDns), run(Which::Extdns));
-    compare_zones(
+    against_v023(
         ctx,
-        (&external_dns, "external-dns v0.23.0"),
-        &extdns,
-        &[Zone::new(dns::ZONE)],
+        |which| Run::of_sources(which, &ns, &["contour-httpproxy"]),
         |zone| expect_records(zone, CONTOUR_RECORDS, "HTTPProxy/"),
     )
 }
@@ -57,20 +53,14 @@ pub fn openshift(ctx: &mut Ctx) -> Result<()> {
     ];
     for (router, check) in checks {
         let run = |which| {
-            let run = source_run(which, &ns, "openshift-route");
+            let run = Run::of_sources(which, &ns, &["openshift-route"]);
             match router {
                 Some(r) => run.flag(format!("--openshift-router-name={r}")),
                 None => run,
             }
         };
         eprintln!("  --openshift-router-name={}", router.unwrap_or(""));
-        compare_zones(
-            ctx,
-            (&run(Which::ExternalDns), "external-dns v0.23.0"),
-            &run(Which::Extdns),
-            &[Zone::new(dns::ZONE)],
-            check,
-        )?;
+        against_v023(ctx, run, check)?;
     }
     Ok(())
 }
@@ -82,13 +72,6 @@ type ZoneCheck = fn(&[Record]) -> Result<()>;
 /// controllers run as.
 fn install(ctx: &Ctx, project: &str) -> Result<()> {
     ctx.cp.kube.install_crds(&crate::crds::project(project)?)
-}
-
-/// `--source=<source>` alone, the common flags otherwise (namespace, RFC2136 to the run's BIND, TXT registry).
-fn source_run<'a>(which: Which, ns: &'a str, source: &str) -> Run<'a> {
-    let mut run = Run::new(which, ns).flag(format!("--source={source}"));
-    run.only_sources = true;
-    run
 }
 
 /// The non-ownership records of `zone` are exactly `expected` (`name TYPE rdata`), and every ownership

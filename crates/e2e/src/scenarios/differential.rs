@@ -294,6 +294,22 @@ pub(super) fn compare_crd(ctx: &Ctx, reference: (&Run<'_>, &str), extdns: &Run<'
     compare_zones(ctx, reference, extdns, &zones, every_type_published)
 }
 
+/// external-dns v0.23.0 and extdns, each configured by `run`, on the objects already created, the test zone
+/// alone: [`compare_zones`], the differential of a source whose objects its scenario creates.
+pub(super) fn against_v023<'a>(
+    ctx: &Ctx,
+    run: impl Fn(Which) -> Run<'a>,
+    check: impl Fn(&[Record]) -> Result<()>,
+) -> Result<()> {
+    compare_zones(
+        ctx,
+        (&run(Which::ExternalDns), "external-dns v0.23.0"),
+        &run(Which::Extdns),
+        &[Zone::new(dns::ZONE)],
+        check,
+    )
+}
+
 /// Both controllers on the objects already created, each against its own BIND serving `zones`: `reference`
 /// twice (its zones must be stable), extdns once; the zones equal by AXFR (documented differences aside),
 /// `check` passing on extdns's, and take-over clean both ways. The differential of every source whose

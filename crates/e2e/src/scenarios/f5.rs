@@ -44,11 +44,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
 
 /// Both F5 sources only, with the common flags (namespace, RFC2136 to the run's BIND, the owner id).
 fn f5_run(which: Which, ns: &str) -> Run<'_> {
-    let mut run = Run::new(which, ns)
-        .flag("--source=f5-virtualserver")
-        .flag("--source=f5-transportserver");
-    run.only_sources = true;
-    run
+    Run::of_sources(which, ns, &["f5-virtualserver", "f5-transportserver"])
 }
 
 /// A VirtualServer or TransportServer (`kind`) with `spec`, the fields F5's CRD requires of the kind added

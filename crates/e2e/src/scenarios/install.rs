@@ -171,13 +171,7 @@ pub(crate) fn container(ctx: &Ctx, namespace: &str, deployment: &str, name: &str
 /// `program` as the container would run it: only the container's environment (none of the harness's own
 /// settings), `args`, the ServiceAccount's token, a metrics port of its own.
 pub(crate) fn container_command(program: &Path, c: &Container, args: &[String], kubeconfig: &Path) -> Result<Command> {
-    let mut cmd = Command::new(program);
-    for (key, _) in std::env::vars_os() {
-        let k = key.to_string_lossy();
-        if k.starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" || k == "KUBECONFIG" || k.starts_with("POD_") {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = extdns_test_support::cli::command(program, &["KUBECONFIG", "POD_"]);
     cmd.envs(c.env.iter().map(|(k, v)| (k, v)))
         .args(args)
         .arg(format!("--kubeconfig={}", kubeconfig.display()))

@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 
 use extdns_test_support::control_plane::crds;
 
-use crate::controllers::{Run, Which};
-use crate::dns::{self, Record, Zone};
+use crate::controllers::Run;
+use crate::dns::Record;
 use crate::objects::{self as o, annotations};
 
 use super::Ctx;
-use super::differential::compare_zones;
+use super::differential::against_v023;
 
 /// The ingress gateway's load balancer address.
 const LB_IP: &str = "203.0.113.50";
@@ -25,21 +25,8 @@ pub fn differential(ctx: &mut Ctx) -> Result<()> {
     for object in objects(&ns) {
         ctx.cp.kube.apply(&object)?;
     }
-    let run = |which| {
-        let mut run = Run::new(which, &ns)
-            .flag("--source=istio-gateway")
-            .flag("--source=istio-virtualservice");
-        run.only_sources = true;
-        run
-    };
-    let (external_dns, extdns) = (run(Which::ExternalDns), run(Which::Extdns));
-    compare_zones(
-        ctx,
-        (&external_dns, "external-dns v0.23.0"),
-        &extdns,
-        &[Zone::new(dns::ZONE)],
-        published,
-    )
+    let sources = ["istio-gateway", "istio-virtualservice"];
+    against_v023(ctx, |which| Run::of_sources(which, &ns, &sources), published)
 }
 
 /// The names the workload publishes, at their addresses, and the one it must not.

@@ -12,11 +12,11 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::controllers::{Run, Which};
-use crate::dns::{self, Record, Zone};
+use crate::dns::{self, Record};
 use crate::objects::{self as o, annotations};
 
 use super::Ctx;
-use super::differential::{apply_once_served, compare_zones};
+use super::differential::{against_v023, apply_once_served};
 use super::install::apply_json;
 use super::wait::answers;
 
@@ -128,11 +128,7 @@ fn routers(ns: &str) -> Vec<Value> {
 
 /// Both controllers with the traefik-proxy source alone, the legacy group read too.
 fn traefik_run(which: Which, ns: &str) -> Run<'_> {
-    let mut run = Run::new(which, ns)
-        .flag("--source=traefik-proxy")
-        .flag("--traefik-enable-legacy");
-    run.only_sources = true;
-    run
+    Run::of_sources(which, ns, &["traefik-proxy"]).flag("--traefik-enable-legacy")
 }
 
 /// Every kind and group published, and the router without a target not.
@@ -168,15 +164,7 @@ pub fn differential(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("traefik")?;
     install_crds(ctx)?;
     apply_once_served(ctx, &routers(&ns))?;
-    let external_dns = traefik_run(Which::ExternalDns, &ns);
-    let extdns = traefik_run(Which::Extdns, &ns);
-    compare_zones(
-        ctx,
-        (&external_dns, "external-dns v0.23.0"),
-        &extdns,
-        &[Zone::new(dns::ZONE)],
-        every_router_published,
-    )
+    against_v023(ctx, |which| traefik_run(which, &ns), every_router_published)
 }
 
 pub fn service_target(ctx: &mut Ctx) -> Result<()> {

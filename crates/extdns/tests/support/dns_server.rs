@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use extdns_test_support::http_get;
@@ -19,12 +18,7 @@ fn examples() -> PathBuf {
 /// extdns over the examples with the dns-server on a port of its choosing, with a clean `EXTERNAL_DNS_*`
 /// environment, its log in `dir`.
 pub fn start(dir: &Path, extra: &[&str]) -> Result<Proc, Error> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = extdns_test_support::cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     cmd.args([
         "--provider=dns-server",
         "--dns-server-zone=example.com",

@@ -1,7 +1,5 @@
 //! The rules of the Gateway route sources, one test per rule, on clusters built directly from views.
 
-use std::sync::{Arc, Mutex};
-
 use extdns_endpoint::{Endpoint, RecordType, Ttl};
 use extdns_informer::ClusterStore;
 use extdns_informer::view::{
@@ -10,6 +8,7 @@ use extdns_informer::view::{
 };
 use extdns_source::pipeline::testing::lines;
 use extdns_source::{Annotations, Selector, SelectorError, SourceConfig, SourceExt, SourceOutput};
+use extdns_test_support::logs::warnings;
 
 use super::*;
 
@@ -273,37 +272,6 @@ fn names(eps: &[Endpoint]) -> Vec<String> {
     v.sort();
     v.dedup();
     v
-}
-
-/// Run `f` capturing everything logged at WARN and above.
-fn warnings<T>(f: impl FnOnce() -> T) -> (T, String) {
-    #[derive(Clone, Default)]
-    struct Buf(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Buf {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            if let Ok(mut v) = self.0.lock() {
-                v.extend_from_slice(b);
-            }
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let buf = Buf::default();
-    let writer = buf.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let out = tracing::subscriber::with_default(subscriber, f);
-    let text = buf
-        .0
-        .lock()
-        .map(|v| String::from_utf8_lossy(&v).into_owned())
-        .unwrap_or_default();
-    (out, text)
 }
 
 fn ls_ref(ns: &str, name: &str) -> ParentReference {

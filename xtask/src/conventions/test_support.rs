@@ -1,0 +1,62 @@
+//! Helpers the test suites once each wrote for themselves and now take from `extdns-test-support`: running
+//! a program with the caller's `EXTERNAL_DNS_*` and `RUST_LOG` variables removed (`cli::command`), and
+//! capturing what the code under test logged (`logs`). Both were copied into a dozen test files before they
+//! were folded; a new test starts by copying its neighbour, so a copy is named here rather than found by
+//! the next clean-up.
+//!
+//! A copy is a free function of test code named as one of [`FOLDED`], or the variable scrubbing itself: a
+//! `starts_with("EXTERNAL_DNS_")` outside test-support (and outside comments).
+
+/// The helpers test-support holds, by the name a copy takes, with where to take them from.
+pub const FOLDED: &[(&str, &str)] = &[
+    ("command", "extdns_test_support::cli::command"),
+    ("warnings", "extdns_test_support::logs::warnings"),
+];
+
+/// The crate that holds them, by its directory's name.
+pub const HOME: &str = "test-support";
+
+/// Where test-support is told to scrub the environment.
+const SCRUBBING: &str = "starts_with(\"EXTERNAL_DNS_\")";
+
+/// Where [`FOLDED`] says `name` is taken from.
+pub fn home_of(name: &str) -> &'static str {
+    FOLDED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("extdns_test_support", |(_, path)| *path)
+}
+
+/// The byte offsets in `source` where the environment is scrubbed by hand (comments passed over).
+pub fn scrubbing(source: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for line in source.split_inclusive('\n') {
+        let code = line.split("//").next().unwrap_or_default();
+        if let Some(at) = code.find(SCRUBBING) {
+            out.push(offset + at);
+        }
+        offset += line.len();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scrubbing_by_hand_is_found_outside_comments() {
+        let source = "fn f() {\n    // k.starts_with(\"EXTERNAL_DNS_\") was here\n    \
+                      if k.starts_with(\"EXTERNAL_DNS_\") {}\n}\n";
+        let found = scrubbing(source);
+        assert_eq!(found.len(), 1);
+        assert!(source[found[0]..].starts_with("starts_with"));
+    }
+
+    #[test]
+    fn each_folded_helper_names_its_home() {
+        assert_eq!(home_of("command"), "extdns_test_support::cli::command");
+        assert_eq!(home_of("warnings"), "extdns_test_support::logs::warnings");
+    }
+}
