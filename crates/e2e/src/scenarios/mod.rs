@@ -398,7 +398,7 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "shared-names-route53",
-        about: "shared-names' core on moto's Route53: two kube-apiservers, an extdns each: the union, a Service deleted removes only its target, kill -9 removes the dead cluster's target after the TTL and not before (time printed), the restart takes it back",
+        about: "shared-names' core on the strict Route53 fake (moto's loses concurrent writes): two kube-apiservers, an extdns each: the union, a Service deleted removes only its target, kill -9 removes the dead cluster's target after the TTL and not before (time printed), the restart takes it back",
         default: true,
         run: shared_names::route53,
     },
