@@ -75,6 +75,37 @@ impl Cluster<'_> {
     }
 }
 
+/// Per cluster, the addresses of its [`WEB`], [`API`] and plain name, on BIND and on Route53.
+const BIND_ADDRESSES: [[&str; 3]; 2] = [
+    ["203.0.113.81", "203.0.113.83", "203.0.113.85"],
+    ["203.0.113.82", "203.0.113.84", "203.0.113.86"],
+];
+const ROUTE53_ADDRESSES: [[&str; 3]; 2] = [
+    ["203.0.113.91", "203.0.113.93", "203.0.113.95"],
+    ["203.0.113.92", "203.0.113.94", "203.0.113.96"],
+];
+
+/// Cluster one and two, on their API servers and namespaces, at `addresses`.
+fn two_clusters<'a>(
+    cps: [&'a ControlPlane; 2],
+    namespaces: [String; 2],
+    addresses: [[&'static str; 3]; 2],
+) -> [Cluster<'a>; 2] {
+    let [ns_one, ns_two] = namespaces;
+    let cluster = |i: usize, ns: String, owner: &'static str, plain: &'static str| Cluster {
+        cp: cps[i],
+        ns,
+        owner,
+        web: addresses[i][0],
+        api: addresses[i][1],
+        plain: (plain, addresses[i][2]),
+    };
+    [
+        cluster(0, ns_one, "cluster-one", "one-only.example.org"),
+        cluster(1, ns_two, "cluster-two", "two-only.example.org"),
+    ]
+}
+
 /// A LoadBalancer Service at `ip` publishing `host` as a shared name.
 fn shared_lb(ns: &str, name: &str, host: &str, ip: &str) -> Value {
     o::lb_service(
@@ -303,22 +334,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
             secret: TWO_SECRET.into(),
         }],
     );
-    let one = Cluster {
-        cp: &ctx.cp,
-        ns: ns_one,
-        owner: "cluster-one",
-        web: "203.0.113.81",
-        api: "203.0.113.83",
-        plain: ("one-only.example.org", "203.0.113.85"),
-    };
-    let two = Cluster {
-        cp: &cp_two,
-        ns: ns_two,
-        owner: "cluster-two",
-        web: "203.0.113.82",
-        api: "203.0.113.84",
-        plain: ("two-only.example.org", "203.0.113.86"),
-    };
+    let [one, two] = two_clusters([&ctx.cp, &cp_two], [ns_one, ns_two], BIND_ADDRESSES);
     one.publish()?;
     two.publish()?;
     let logs = ctx.logs.clone();
@@ -557,22 +573,7 @@ pub fn route53(ctx: &mut Ctx) -> Result<()> {
     let (ns_one, ns_two) = namespaces(ctx, &cp_two, "shared-r53")?;
     let fake = Fake::start_in_background();
     let zone_id = fake.zone(ZONE, false, &[]);
-    let one = Cluster {
-        cp: &ctx.cp,
-        ns: ns_one,
-        owner: "cluster-one",
-        web: "203.0.113.91",
-        api: "203.0.113.93",
-        plain: ("one-only.example.org", "203.0.113.95"),
-    };
-    let two = Cluster {
-        cp: &cp_two,
-        ns: ns_two,
-        owner: "cluster-two",
-        web: "203.0.113.92",
-        api: "203.0.113.94",
-        plain: ("two-only.example.org", "203.0.113.96"),
-    };
+    let [one, two] = two_clusters([&ctx.cp, &cp_two], [ns_one, ns_two], ROUTE53_ADDRESSES);
     one.publish()?;
     two.publish()?;
     let logs = ctx.logs.clone();
