@@ -93,15 +93,14 @@ mod tests {
             text.contains("web.example.org A  published: 192.0.2.1 192.0.2.2"),
             "{text}"
         );
-        // Neither owner has a heartbeat: the other one would be pruned, never this one.
+        // Neither owner has a heartbeat: a missing heartbeat is no evidence of death, so neither would be
+        // pruned (fail open).
         assert!(
             text.contains("cluster-a (this owner): 192.0.2.1  [no heartbeat]\n"),
             "{text}"
         );
-        assert!(
-            text.contains("cluster-b: 192.0.2.2  [no heartbeat]  -> would be pruned"),
-            "{text}"
-        );
+        assert!(text.contains("cluster-b: 192.0.2.2  [no heartbeat]\n"), "{text}");
+        assert!(!text.contains("would be pruned"), "{text}");
         assert_eq!(render(&[], "cluster-a"), "");
         Ok(())
     }

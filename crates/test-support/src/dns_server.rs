@@ -230,6 +230,13 @@ impl DnsServer {
         self.server.signal("-CONT");
     }
 
+    /// Makes the server read its configuration again (SIGHUP), so a test that edited `named.conf` in
+    /// [`LoopbackServer::dir`] (an update policy, a key) applies it without a restart; BIND keeps what its
+    /// dynamic zones hold. Returns at once: wait for the server's log to say the reload finished.
+    pub fn reload(&self) {
+        self.server.signal("-HUP");
+    }
+
     /// The zone by AXFR with the test key, sorted, without the SOA.
     pub fn axfr(&self, zone: &str) -> anyhow::Result<Vec<dig::Record>> {
         dig::axfr(self.port, zone)

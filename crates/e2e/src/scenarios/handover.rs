@@ -11,12 +11,12 @@
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-use crate::controllers::{Run, Which};
 use crate::dns::{self, DnsServer, Record};
 use crate::objects as o;
 use crate::proc::tail;
 
 use super::Ctx;
+use super::owners::{owner_run, unchanged};
 
 const WEB: &str = "web.example.org";
 const API: &str = "api.example.org";
@@ -82,13 +82,6 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
-/// `owner`'s extdns watching `ns`, with `flags`.
-fn owner_run<'a>(ns: &'a str, owner: &'a str, flags: &[String]) -> Run<'a> {
-    let mut run = Run::new(Which::Extdns, ns);
-    run.owner = owner;
-    flags.iter().fold(run, |run, f| run.flag(f.clone()))
-}
-
 /// Each of `want` (name, owner, released to the other) answers its address once and has exactly one
 /// ownership record, naming its owner and (or not) the release.
 fn expect(server: &DnsServer, when: &str, want: &[(&str, &str, bool)]) -> Result<()> {
@@ -117,15 +110,6 @@ fn expect(server: &DnsServer, when: &str, want: &[(&str, &str, bool)]) -> Result
                 record.rdata
             );
         }
-    }
-    Ok(())
-}
-
-/// Fails if the zone differs from `before`.
-fn unchanged(server: &DnsServer, before: &[Record], after_what: &str) -> Result<()> {
-    let differences = dns::differences(before, &dns::zone(server)?);
-    if !differences.is_empty() {
-        bail!("{after_what} changed the zone:\n{}", differences.join("\n"));
     }
     Ok(())
 }

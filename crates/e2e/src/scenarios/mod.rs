@@ -49,6 +49,9 @@ pub mod handover;
 pub mod ambassador;
 // --- status on the objects (--status-updates) ---
 pub mod status;
+// --- shared names across two clusters (issue 47) ---
+pub mod owners;
+pub mod shared_names;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -385,5 +388,18 @@ pub const ALL: &[Scenario] = &[
         about: "--status-updates: a Service's condition goes Published, Conflict (naming the holder), Filtered (naming the flag), Held and back; an Ingress's and an HTTPRoute's annotation; no field of another manager touched (managedFields)",
         default: true,
         run: status::run,
+    },
+    // --- shared names across two clusters (issue 47) ---
+    Scenario {
+        name: "shared-names",
+        about: "two kube-apiservers, an extdns each (owners cluster-one and cluster-two), one BIND zone, 2 s interval, 10 s --shared-owner-ttl: a shared name answers with both clusters' targets; a Service deleted removes only its target; kill -9 of one extdns removes its target after the TTL from its last heartbeat and not before (time printed), a name it alone owns keeps its target, the restarted extdns takes its target back; external-dns v0.23.0 as a third owner keeps its name and leaves the shared ones; one extdns's writes refused past the TTL (TSIG grant removed, BIND reloaded): pruned, then back without the other losing a target; a second extdns under one owner id writes nothing shared, warns naming both instances, counts extdns_shared_conflicts_total; no plain name touched",
+        default: true,
+        run: shared_names::run,
+    },
+    Scenario {
+        name: "shared-names-route53",
+        about: "shared-names' core on the strict Route53 fake (moto's loses concurrent writes): two kube-apiservers, an extdns each: the union, a Service deleted removes only its target, kill -9 removes the dead cluster's target after the TTL and not before (time printed), the restart takes it back",
+        default: true,
+        run: shared_names::route53,
     },
 ];

@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use extdns_endpoint::{Change, Endpoint, RecordType};
 use extdns_provider::{ReadState, Unit};
 
-use super::format::{Format, Heartbeat};
+use super::format::Format;
 use super::view::{Key, SharedView, Stored, heartbeat_domain};
 use super::write::record_change;
-use super::{Foreign, SharedCount, SharedRegistry};
+use super::{SharedCount, SharedRegistry};
 use crate::{RegistryError, Snapshot};
 
 /// One maintenance pass's writes, and how to fold them into the view once written.
@@ -92,12 +92,13 @@ impl SharedRegistry {
     }
 
     /// What this pass writes. Heartbeats: ours where we contribute and it is due (missing, or older than half
-    /// a period), deleted where we contribute nothing. Another process's fresh heartbeat under our owner id
-    /// stops us in that domain: we wait two periods by our own clock, and take over only if it has not moved
-    /// (a restart of ours); if it moves, that is a second live process, a conflict. Pruning: on every name we
-    /// contribute to, the owners whose heartbeat is missing or older than the TTL; we are alive, so never the
-    /// last owner. A `preview` (`extdns plan`, often run beside the live process under the same owner id)
-    /// is never stopped by another instance's heartbeat and remembers nothing.
+    /// a period), deleted where we contribute nothing. Our owner id's heartbeat written by another live process
+    /// (the read's verdict, [`SharedView::judge_instances`]) stops us in that domain: a conflict; one that has
+    /// not moved for two periods is a stopped process's (a restart of ours) and is taken over. Pruning: on
+    /// every name we contribute to, the owners whose heartbeat was read and is older than the TTL; an owner
+    /// whose heartbeat was not found is kept (fail open); we are alive, so never the last owner. A `preview`
+    /// (`extdns plan`, often run beside the live process under the same owner id) is never stopped by another
+    /// instance's heartbeat, counts nothing and logs nothing.
     pub(super) fn plan_maintenance(
         &self,
         view: &SharedView,
@@ -130,14 +131,27 @@ impl SharedRegistry {
                     }
                 }
                 Some(_) if preview => {}
-                Some(h) => {
-                    if self.may_take_over(domain, &h.value, now, ttl, every) {
+                Some(h) => match view.second_instance.get(*domain) {
+                    Some(live) => {
+                        blocked.insert(domain);
+                        self.count(SharedCount::Conflicts, "instance", 1);
+                        tracing::warn!(
+                            domain = %domain, owner = %self.owner, theirs = %live.instance, ours = %self.instance,
+                            heartbeat_age = now.saturating_sub(live.at),
+                            "shared name conflict: another live process writes heartbeats under our owner id; \
+                             nothing shared is written in this domain"
+                        );
+                    }
+                    None => {
+                        tracing::info!(
+                            domain = %domain, instance = %h.value.instance,
+                            heartbeat_age = now.saturating_sub(h.value.at),
+                            "taking over our owner id's heartbeat from an instance that stopped"
+                        );
                         plan.beats
                             .push(Change::update(stored(h), self.heartbeat_record(domain)?));
-                    } else {
-                        blocked.insert(domain);
                     }
-                }
+                },
             }
         }
         for (domain, by_owner) in &view.heartbeats {
@@ -148,18 +162,25 @@ impl SharedRegistry {
                 plan.beats.push(Change::Delete(stored(h)));
             }
         }
-        let dead = |domain: &str, owner: &str| {
-            view.heartbeats
-                .get(domain)
-                .and_then(|m| m.get(owner))
-                .is_none_or(|h| now.saturating_sub(h.value.at) > ttl)
-        };
+        // Dead only on evidence: a heartbeat read and older than the TTL. A missing one may be a read that
+        // missed it (a zone outside our filters, a partial list, an owner placing the domain differently), and
+        // pruning on it would remove a live owner's targets: that owner is kept (fail open).
+        let heartbeat = |domain: &str, owner: &str| view.heartbeats.get(domain).and_then(|m| m.get(owner));
+        let dead =
+            |domain: &str, owner: &str| heartbeat(domain, owner).is_some_and(|h| now.saturating_sub(h.value.at) > ttl);
+        let mut missing: BTreeSet<(String, String)> = BTreeSet::new();
         let mut pruned: BTreeMap<(&String, &String), usize> = BTreeMap::new();
         for (key, by_owner) in &view.contributions {
             let Some(domain) = domain_of.get(key) else { continue };
             if !by_owner.contains_key(&self.owner) || blocked.contains(domain) || view.plain_owner.contains_key(key) {
                 continue;
             }
+            missing.extend(
+                by_owner
+                    .keys()
+                    .filter(|o| **o != self.owner && heartbeat(domain, o).is_none())
+                    .map(|o| (domain.clone(), o.clone())),
+            );
             let gone: Vec<&String> = by_owner
                 .keys()
                 .filter(|o| **o != self.owner && dead(domain, o))
@@ -211,51 +232,25 @@ impl SharedRegistry {
                     .push((domain.clone(), owner.clone(), Change::Delete(stored(h))));
             }
         }
+        if !preview {
+            self.report_missing_heartbeats(missing);
+        }
         Ok(plan)
     }
 
-    /// Whether our heartbeat in `domain`, found written by another instance, may be taken over: when it is
-    /// older than the TTL, or has not moved for two periods by our clock. Otherwise remembered, and a move
-    /// is reported as a conflict.
-    fn may_take_over(&self, domain: &str, h: &Heartbeat, now: u64, ttl: u64, every: u64) -> bool {
-        let mut state = self.lock();
-        if now.saturating_sub(h.at) > ttl {
-            state.foreign.remove(domain);
-            return true;
+    /// Logs, once per domain and owner until its heartbeat is read again, the owners kept because no
+    /// heartbeat of theirs was found: a cluster that died without one is never pruned, and an operator
+    /// should know why its targets stay.
+    fn report_missing_heartbeats(&self, missing: BTreeSet<(String, String)>) {
+        let mut reported = self.reported();
+        for (domain, owner) in missing.difference(&reported.missing_heartbeat) {
+            tracing::info!(
+                domain = %domain, owner = %owner,
+                "shared owner kept: it has contributions but no heartbeat was found in this domain; an owner \
+                 is pruned only when its heartbeat is read and older than --shared-owner-ttl"
+            );
         }
-        match state.foreign.get(domain) {
-            Some(f) if f.instance == h.instance && f.at == h.at => {
-                if now.saturating_sub(f.seen) >= 2 * every {
-                    state.foreign.remove(domain);
-                    tracing::info!(domain, instance = %h.instance, "taking over our owner id's heartbeat from an instance that stopped");
-                    return true;
-                }
-                return false;
-            }
-            Some(f) => {
-                self.count(SharedCount::Conflicts, "instance", 1);
-                tracing::warn!(
-                    domain, owner = %self.owner, theirs = %h.instance, previously = %f.instance, ours = %self.instance,
-                    "shared name conflict: another live process writes heartbeats under our owner id; nothing \
-                     shared is written in this domain"
-                );
-            }
-            None => {
-                tracing::warn!(
-                    domain, owner = %self.owner, theirs = %h.instance, ours = %self.instance,
-                    "another instance's heartbeat under our owner id; waiting two intervals to see whether it is alive"
-                );
-            }
-        }
-        state.foreign.insert(
-            domain.to_string(),
-            Foreign {
-                instance: h.instance.clone(),
-                at: h.at,
-                seen: now,
-            },
-        );
-        false
+        reported.missing_heartbeat = missing;
     }
 }
 

@@ -13,7 +13,7 @@ mod tests;
 mod view;
 mod write;
 
-use std::collections::HashMap;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -157,19 +157,12 @@ pub fn system_clock() -> Clock {
     })
 }
 
-/// Another process's heartbeat found under our owner id in a domain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Foreign {
-    instance: String,
-    at: u64,
-    /// When we first read it unchanged, by our clock.
-    seen: u64,
-}
-
+/// Owners kept without a heartbeat that were already logged, per domain and owner, so the info line comes once,
+/// not every interval. Only the log reads it: no verdict depends on what an earlier call saw (the design
+/// forbids state between a read and a write).
 #[derive(Debug, Default)]
-struct State {
-    /// Per domain, another instance's heartbeat under our owner id, while we wait to learn whether it is alive.
-    foreign: HashMap<String, Foreign>,
+struct Reported {
+    missing_heartbeat: BTreeSet<(String, String)>,
 }
 
 /// The shared-name layer over a registry (the TXT registry): see the module documentation.
@@ -182,7 +175,7 @@ pub struct SharedRegistry {
     /// This process's instance id, in its heartbeats.
     instance: String,
     clock: Clock,
-    state: Mutex<State>,
+    reported: Mutex<Reported>,
     stats: Arc<SharedStats>,
     metrics: Option<Arc<dyn SharedMetrics>>,
 }
@@ -218,7 +211,7 @@ impl SharedRegistry {
             config,
             instance: new_instance_id(),
             clock: system_clock(),
-            state: Mutex::new(State::default()),
+            reported: Mutex::new(Reported::default()),
             stats: Arc::default(),
             metrics: None,
         })
@@ -253,8 +246,8 @@ impl SharedRegistry {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn reported(&self) -> MutexGuard<'_, Reported> {
+        self.reported.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The domain whose heartbeat vouches for owners of `name`: its parent when the provider puts the parent
@@ -297,7 +290,13 @@ impl Registry for SharedRegistry {
     async fn records(&self) -> Result<Snapshot, RegistryError> {
         let mut snapshot = self.inner.records().await?;
         let records = std::mem::take(&mut snapshot.records).into_vec();
-        let (view, plan) = SharedView::extract(records, &self.format, &self.owner);
+        let (mut view, plan) = SharedView::extract(records, &self.format, &self.owner);
+        view.judge_instances(
+            &self.owner,
+            &self.instance,
+            (self.clock)(),
+            2 * self.config.heartbeat_every.as_secs(),
+        );
         snapshot.records = plan.into();
         snapshot.registry = Some(crate::RegistryState(Box::new(view)));
         Ok(snapshot)

@@ -36,6 +36,10 @@ pub(crate) struct SharedView {
     pub(crate) records: BTreeMap<Key, Endpoint>,
     /// Shared records that also have a plain (external-dns style) ownership record, with its owner.
     pub(crate) plain_owner: BTreeMap<Key, String>,
+    /// Per domain, the heartbeat another live process wrote under our owner id (two extdns with one
+    /// `--txt-owner-id`): [`SharedView::judge_instances`]. Judged from the zone at each read and carried by the
+    /// snapshot, so the verdict never depends on what an earlier call remembered.
+    pub(crate) second_instance: BTreeMap<String, Heartbeat>,
 }
 
 impl SharedView {
@@ -73,6 +77,21 @@ impl SharedView {
             plan.push(as_planned(record, &ours.value));
         }
         (view, plan)
+    }
+
+    /// Finds, per domain, our owner id's heartbeat written by another process (not `instance`) that is
+    /// alive: younger than `quiet` seconds at `now`. A live process rewrites its heartbeat every period, so
+    /// one that has not moved for two periods belongs to a process that stopped (a restart of ours) and may
+    /// be taken over; a younger one is a second live process, a conflict.
+    pub(crate) fn judge_instances(&mut self, owner: &str, instance: &str, now: u64, quiet: u64) {
+        self.second_instance = self
+            .heartbeats
+            .iter()
+            .filter_map(|(domain, by_owner)| {
+                let h = &by_owner.get(owner)?.value;
+                (h.instance != instance && now.saturating_sub(h.at) < quiet).then(|| (domain.clone(), h.clone()))
+            })
+            .collect();
     }
 
     /// Takes `r` in when it is shared bookkeeping (a contribution or a heartbeat), else gives it back.

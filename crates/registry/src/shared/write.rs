@@ -67,16 +67,16 @@ impl SharedRegistry {
                 )));
                 continue;
             }
-            if let Some(f) = self.lock().foreign.get(&self.domain_of(read, &e.dns_name)) {
+            if let Some(h) = view.second_instance.get(&self.domain_of(read, &e.dns_name)) {
                 self.conflict(
                     e,
                     "instance",
-                    &format!("instance {}", f.instance),
+                    &format!("instance {}", h.instance),
                     &format!("instance {}", self.instance),
                 );
                 split.withheld.push(refuse(format!(
                     "not written: another process (instance {}) writes heartbeats under our owner id {:?}",
-                    f.instance, self.owner
+                    h.instance, self.owner
                 )));
                 continue;
             }

@@ -327,8 +327,9 @@ fn add_ptr_records(mut eps: Vec<Endpoint>, create_ptr: bool) -> Vec<Endpoint> {
     eps
 }
 
-/// The provider-specific properties a provider keeps: its own (`<provider>/...`) and the unprefixed ones;
-/// everything when no provider is set. Sorted by name. For cloudflare, properties under their v0.22 names
+/// The provider-specific properties a provider keeps: its own (`<provider>/...`), the unprefixed ones and
+/// extdns's own (`extdns/...`: the shared-name mark, which the registry reads and takes off before any
+/// provider sees the record); everything when no provider is set. Sorted by name. For cloudflare, properties under their v0.22 names
 /// (the annotation key: a DNSEndpoint written for v0.22) are first renamed to the canonical ones, a
 /// canonical property already set winning, as external-dns v0.23 does (#6731); only for cloudflare, as
 /// there (another provider drops them with the other foreign properties).
@@ -337,7 +338,8 @@ pub fn retain_provider_properties(ps: &mut ProviderSpecific, provider: &str) {
         canonical_cloudflare_names(ps);
     }
     if !provider.is_empty() {
-        ps.0.retain(|p| !p.name.contains('/') || p.name.strip_prefix(provider).is_some_and(|r| r.starts_with('/')));
+        let kept = |name: &str, owner: &str| name.strip_prefix(owner).is_some_and(|r| r.starts_with('/'));
+        ps.0.retain(|p| !p.name.contains('/') || kept(&p.name, provider) || kept(&p.name, "extdns"));
     }
     ps.sort_by_name();
 }
@@ -1107,6 +1109,24 @@ mod tests {
         )
         .await?;
         assert_eq!(names(&out.endpoints[0].provider_specific), vec!["aws/weight"]);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_shared_name_mark_reaches_the_registry_whatever_the_provider() -> Result<(), SourceError> {
+        // extdns's own properties are read by the registry, never sent: no provider's retention drops them.
+        let mut e = a("x.example.com", &["1.1.1.1"]).with_provider_specific(props(&["aws/weight"]));
+        extdns_endpoint::shared::mark(&mut e);
+        let out = run_one(
+            vec![e],
+            PipelineConfig {
+                provider: "rfc2136".into(),
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        assert!(extdns_endpoint::shared::is_shared(&out.endpoints[0]));
+        assert_eq!(names(&out.endpoints[0].provider_specific), vec!["extdns/shared"]);
         Ok(())
     }
 
