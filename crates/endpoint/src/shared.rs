@@ -10,6 +10,17 @@ use crate::Endpoint;
 /// The provider-specific property marking a shared name; only the value `true` counts.
 pub const PROPERTY: &str = "extdns/shared";
 
+/// The annotation keys (without prefix) of shared names and the property each sets, in one place so the
+/// annotated sources and the DNSEndpoint object-level mark agree: `shared` (only the value `true` counts).
+pub const ANNOTATIONS: [(&str, &str); 1] = [("shared", PROPERTY)];
+
+/// The property an annotation key (without prefix) sets with `value`, if it is one of [`ANNOTATIONS`]; the
+/// `shared` key only with the value `true`.
+pub fn annotation_property(key: &str, value: &str) -> Option<&'static str> {
+    let (_, property) = ANNOTATIONS.iter().find(|(k, _)| *k == key)?;
+    (*property != PROPERTY || value == "true").then_some(*property)
+}
+
 /// Whether `e` is a shared name.
 pub fn is_shared(e: &Endpoint) -> bool {
     e.provider_specific.get(PROPERTY) == Some("true")
@@ -41,5 +52,12 @@ mod tests {
         assert!(unmark(&mut e));
         assert!(!is_shared(&e));
         assert!(!unmark(&mut e));
+    }
+
+    #[test]
+    fn annotations_map_to_their_properties() {
+        assert_eq!(annotation_property("shared", "true"), Some(PROPERTY));
+        assert_eq!(annotation_property("shared", "yes"), None);
+        assert_eq!(annotation_property("hostname", "a.example.org"), None);
     }
 }

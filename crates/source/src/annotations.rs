@@ -437,8 +437,8 @@ impl Annotations {
                 ps.set("azure/tags", value);
             } else if let Some(name) = rest.strip_prefix("cloudflare-").and_then(cloudflare_property) {
                 ps.set(name, value);
-            } else if rest == key::SHARED && value == "true" {
-                ps.set(extdns_endpoint::shared::PROPERTY, "true");
+            } else if let Some(name) = extdns_endpoint::shared::annotation_property(rest, value) {
+                ps.set(name, value);
             }
         }
         (ps, set_identifier)
