@@ -10,9 +10,23 @@ use crate::Endpoint;
 /// The provider-specific property marking a shared name; only the value `true` counts.
 pub const PROPERTY: &str = "extdns/shared";
 
+/// The provider-specific property naming a shared name's health check (`tcp:<port>`,
+/// `http:<port>/<path>`, `https:<port>/<path>`): read by the controller's prober, taken off before the plan.
+pub const HEALTH_CHECK: &str = "extdns/shared-health-check";
+/// The property giving the time between two probes (a Go duration, `10s` by default).
+pub const HEALTH_INTERVAL: &str = "extdns/shared-health-interval";
+/// The property giving how many failed probes in a row withdraw a target (3 by default).
+pub const HEALTH_THRESHOLD: &str = "extdns/shared-health-threshold";
+
 /// The annotation keys (without prefix) of shared names and the property each sets, in one place so the
-/// annotated sources and the DNSEndpoint object-level mark agree: `shared` (only the value `true` counts).
-pub const ANNOTATIONS: [(&str, &str); 1] = [("shared", PROPERTY)];
+/// annotated sources and the DNSEndpoint object-level mark agree: `shared` (only the value `true` counts),
+/// `shared-health-check`, `shared-health-interval`, `shared-health-threshold`.
+pub const ANNOTATIONS: [(&str, &str); 4] = [
+    ("shared", PROPERTY),
+    ("shared-health-check", HEALTH_CHECK),
+    ("shared-health-interval", HEALTH_INTERVAL),
+    ("shared-health-threshold", HEALTH_THRESHOLD),
+];
 
 /// The property an annotation key (without prefix) sets with `value`, if it is one of [`ANNOTATIONS`]; the
 /// `shared` key only with the value `true`.
@@ -58,6 +72,18 @@ mod tests {
     fn annotations_map_to_their_properties() {
         assert_eq!(annotation_property("shared", "true"), Some(PROPERTY));
         assert_eq!(annotation_property("shared", "yes"), None);
+        assert_eq!(
+            annotation_property("shared-health-check", "tcp:443"),
+            Some(HEALTH_CHECK)
+        );
+        assert_eq!(
+            annotation_property("shared-health-interval", "5s"),
+            Some(HEALTH_INTERVAL)
+        );
+        assert_eq!(
+            annotation_property("shared-health-threshold", "2"),
+            Some(HEALTH_THRESHOLD)
+        );
         assert_eq!(annotation_property("hostname", "a.example.org"), None);
     }
 }

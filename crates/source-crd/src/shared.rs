@@ -1,6 +1,7 @@
 //! The object-level shared-name mark of a DNSEndpoint (docs/shared-names.md): the annotations the other
-//! sources read (`external-dns.kubernetes.io/shared: "true"`, under every prefix read), set as an
-//! annotation or a label on the object, apply to every entry. A DNSEndpoint often carries one name per object, and marking each entry's `providerSpecific`
+//! sources read (`external-dns.kubernetes.io/shared: "true"` and the health check's `shared-health-check`,
+//! `-interval`, `-threshold`, under every prefix read), set as an annotation or a label on the object,
+//! apply to every entry. A DNSEndpoint often carries one name per object, and marking each entry's `providerSpecific`
 //! repeats the mark; the object-level form is what users of the other sources already write. An entry's
 //! own property wins over the object's.
 

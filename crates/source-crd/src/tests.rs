@@ -840,3 +840,40 @@ fn the_object_mark_follows_the_annotation_prefix_read() {
     let got = evaluate(&CrdSource::new(config), &store);
     assert_eq!(shared_marks(&got), vec![("a.example.org".to_string(), None)]);
 }
+
+#[test]
+fn the_objects_health_check_annotations_reach_every_entry_an_entrys_own_winning() {
+    use extdns_endpoint::shared::{HEALTH_CHECK, HEALTH_THRESHOLD};
+    let mut own = ep("own.example.org", "A", &["192.0.2.1"]);
+    own["providerSpecific"] = json!([{"name": HEALTH_CHECK, "value": "http:80/healthz"}]);
+    let entries = json!([own, ep("other.example.org", "A", &["192.0.2.2"])]);
+    let annotations = json!({
+        "external-dns.kubernetes.io/shared": "true",
+        "external-dns.alpha.kubernetes.io/shared-health-check": "tcp:443",
+        "external-dns.kubernetes.io/shared-health-threshold": "2",
+    });
+    let store = store_with(
+        &[dns_endpoint("foo", json!({}), annotations, entries)],
+        KindOverrides::new(),
+    );
+    let mut got: Vec<(String, Option<String>, Option<String>)> =
+        evaluate(&CrdSource::new(CrdSourceConfig::default()), &store)
+            .iter()
+            .map(|e| {
+                (
+                    e.dns_name.clone(),
+                    e.provider_specific.get(HEALTH_CHECK).map(str::to_string),
+                    e.provider_specific.get(HEALTH_THRESHOLD).map(str::to_string),
+                )
+            })
+            .collect();
+    got.sort();
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(
+        got,
+        vec![
+            ("other.example.org".to_string(), some("tcp:443"), some("2")),
+            ("own.example.org".to_string(), some("http:80/healthz"), some("2")),
+        ]
+    );
+}
