@@ -973,7 +973,8 @@ impl Controller {
                 continue;
             }
             if schedule.is_due(now) {
-                let full = state.needs_full() || schedule.is_full_due(now) || std::mem::take(&mut health_due);
+                let health = std::mem::take(&mut health_due);
+                let full = state.needs_full() || schedule.is_full_due(now) || health;
                 if full {
                     schedule.start_run(now);
                 } else {
