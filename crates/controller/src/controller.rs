@@ -21,6 +21,7 @@ use tracing::{debug, error, info, warn};
 use crate::Metrics;
 use crate::events::{EventSink, EventsConfig, Outcome, Uids, events_for, with_uids};
 use crate::guard::{DeletionGuard, OwnedCounts};
+use crate::health::HealthTable;
 use crate::hold::hold_records_of_failed_objects;
 use crate::name_status::{Asked, SyncFacts};
 use crate::schedule::{Schedule, jittered};
@@ -250,6 +251,9 @@ pub struct Controller {
     observer: Option<Arc<dyn SyncObserver>>,
     /// The provider's name (`--provider`), for what the names' outcomes say published them.
     provider_name: String,
+    /// Shared names' health verdicts (`shared-health-check`); `None` probes nothing (the health
+    /// properties are still taken off the desired endpoints).
+    health: Option<HealthTable>,
 }
 
 impl Controller {
@@ -274,7 +278,15 @@ impl Controller {
             status: None,
             observer: None,
             provider_name: String::new(),
+            health: None,
         }
+    }
+
+    /// Probe shared names' own targets where their `shared-health-check` asks, withdraw the unhealthy
+    /// ones, and sync in full at each transition (docs/shared-names.md, "Health").
+    pub fn with_health(mut self, table: HealthTable) -> Self {
+        self.health = Some(table);
+        self
     }
 
     /// Names the provider (`--provider`) in what the names' outcomes say published them.
@@ -496,9 +508,10 @@ impl Controller {
         if !self.cluster.synced() {
             return Err(SyncError::NotSynced);
         }
+        let endpoints = self.health_filtered(output.endpoints, &snapshot, true);
         let desired = self
             .registry
-            .adjust_endpoints(output.endpoints)
+            .adjust_endpoints(endpoints)
             .await
             .inspect_err(|_| self.metrics.count_registry_error())?;
         self.metrics
@@ -600,9 +613,10 @@ impl Controller {
             cache.owned.reset();
             cache.stale = false;
         }
+        let endpoints = self.health_filtered(changed.output.endpoints, &cache.snapshot, false);
         let desired = self
             .registry
-            .adjust_endpoints(changed.output.endpoints)
+            .adjust_endpoints(endpoints)
             .await
             .inspect_err(|_| self.metrics.count_registry_error())?;
         self.metrics.observe_failed_objects(&changed.output.failed_by_source);
@@ -642,6 +656,17 @@ impl Controller {
             }
         }
         Ok(Some(report))
+    }
+
+    /// The desired endpoints as the health of shared names leaves them (`crate::health`).
+    fn health_filtered(&self, endpoints: Vec<Endpoint>, snapshot: &Snapshot, full: bool) -> Vec<Endpoint> {
+        crate::health::filter::apply(
+            endpoints,
+            self.health.as_ref(),
+            snapshot,
+            &self.config.plan.owner_id,
+            full,
+        )
     }
 
     /// Plans `input.desired` against `input.current`, holds back what must not change (records of objects
@@ -928,6 +953,9 @@ impl Controller {
     pub async fn run(&self, shutdown: CancellationToken) {
         let mut schedule = self.schedule();
         let mut changes = self.config.events.then(|| self.cluster.changes());
+        // A shared name's target changing health: a full sync soon, not at the next interval.
+        let mut health_changes = self.health.as_ref().map(HealthTable::transitions);
+        let mut health_due = false;
         // Wakes the wait for the first list: the view announces the moment it becomes synced.
         let mut synced_wake = self.cluster.changes();
         let mut state = SyncState::default();
@@ -966,7 +994,8 @@ impl Controller {
                 continue;
             }
             if schedule.is_due(now) {
-                let full = state.needs_full() || schedule.is_full_due(now);
+                let health = std::mem::take(&mut health_due);
+                let full = state.needs_full() || schedule.is_full_due(now) || health;
                 if full {
                     schedule.start_run(now);
                 } else {
@@ -1023,6 +1052,14 @@ impl Controller {
                 _ = shutdown.cancelled() => break,
                 _ = tokio::time::sleep_until(schedule.next_run_at()) => {}
                 _ = leadership.changed() => {}
+                changed = next_change(&mut health_changes) => {
+                    if changed {
+                        health_due = true;
+                        schedule.on_event(Instant::now(), true);
+                    } else {
+                        health_changes = None;
+                    }
+                }
                 changed = next_change(&mut changes) => {
                     if changed {
                         schedule.on_event(Instant::now(), state.needs_full());

@@ -64,6 +64,7 @@ mod exposition;
 #[cfg(test)]
 mod exposition_check;
 mod guard;
+mod health;
 mod hold;
 mod metrics;
 mod name_status;
@@ -79,6 +80,7 @@ pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, 
 pub use events::{EventKind, EventReason, EventSink, EventsConfig, NOTE_MAX, RecordEvent, truncate as truncate_note};
 pub use exposition::Format as MetricsFormat;
 pub use guard::{DeletionGuard, Verdict, ZoneVerdict};
+pub use health::{HealthCheck, HealthCheckError, HealthTable, Probe, ProbeFailure};
 pub use metrics::{Metrics, PREFIX as METRICS_PREFIX, WebhookCall};
 pub use name_status::{NameBook, NameOutcome, NameState, NameStatuses, ObjectNames, Party, Reason};
 pub use name_status::{PROVIDER_ZONES, outside_zones, zone_of};

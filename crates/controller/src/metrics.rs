@@ -381,6 +381,35 @@ impl Metrics {
             "Shared-name heartbeats written (one per owner and domain per interval at rest)",
             self.shared.heartbeats_written.clone(),
         );
+        r.register(
+            "shared_health_probes",
+            "Health probes of shared names' own targets, by result (success, failure)",
+            self.shared.health_probes.clone(),
+        );
+        r.register(
+            "shared_health_targets",
+            "Own targets of shared names under a health check, by state (healthy, unhealthy: withdrawn unless failing open)",
+            self.shared.health_targets.clone(),
+        );
+    }
+
+    /// Counts one health probe of a shared name's target ([`crate::HealthTable`]).
+    pub(crate) fn count_health_probe(&self, ok: bool) {
+        let result = if ok { "success" } else { "failure" };
+        self.shared
+            .health_probes
+            .get_or_create(&vec![("result", result.to_string())])
+            .inc();
+    }
+
+    /// The probed targets by state.
+    pub(crate) fn set_health_targets(&self, healthy: usize, unhealthy: usize) {
+        for (state, n) in [("healthy", healthy), ("unhealthy", unhealthy)] {
+            self.shared
+                .health_targets
+                .get_or_create(&vec![("state", state.to_string())])
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
     }
 
     /// Registers metrics of a part the binary wires in (the built-in DNS server's), under `prefix`
@@ -679,6 +708,10 @@ struct SharedCounters {
     conflicts: Family<Vec<(&'static str, String)>, Counter>,
     /// By domain.
     heartbeats_written: Family<Vec<(&'static str, String)>, Counter>,
+    /// Health probes by result.
+    health_probes: Family<Vec<(&'static str, String)>, Counter>,
+    /// Probed targets by state.
+    health_targets: Family<Vec<(&'static str, String)>, Gauge>,
 }
 
 impl extdns_registry::shared::SharedMetrics for Metrics {

@@ -15,7 +15,8 @@ use crate::settings::Settings;
 use extdns_controller::SyncReport;
 use extdns_provider::Provider;
 pub use extdns_report::plan::{
-    EXIT_CHANGES, exit_code, render_json, render_json_by_provider, render_table, render_table_by_provider,
+    EXIT_CHANGES, exit_code, render_json, render_json_by_provider, render_json_with_shared, render_table,
+    render_table_by_provider,
 };
 
 /// One dry-run sync with the provider the settings name.
@@ -34,13 +35,11 @@ pub async fn run(settings: &Settings, output: OutputFormat, out: &mut dyn Write)
     let provider = build_provider(&settings.provider).await?;
     let report = plan_with(settings, provider.clone()).await?;
     let owner = settings.controller.plan.owner_id.as_str();
+    // Shared names (issue 47): each owner's contribution and what pruning would do, after the changes.
+    let shared = crate::plan_shared::shared_names(&settings.registry, provider).await?;
     let text = match output {
-        // Shared names (issue 47): each owner's contribution and what pruning would do, after the changes.
-        OutputFormat::Table => {
-            let shared = crate::plan_shared::shared_names(&settings.registry, provider).await?;
-            render_table(&report, owner) + &crate::plan_shared::render(&shared, owner)
-        }
-        OutputFormat::Json => render_json(&report, owner),
+        OutputFormat::Table => render_table(&report, owner) + &crate::plan_shared::render(&shared, owner),
+        OutputFormat::Json => render_json_with_shared(&report, owner, crate::plan_shared::to_json(&shared, owner)),
     };
     out.write_all(text.as_bytes())?;
     out.flush()?;

@@ -9,6 +9,7 @@ use extdns_provider::Provider;
 use extdns_registry::shared::SharedName;
 use extdns_registry::{OwnershipStore, Registry};
 use extdns_wiring::RegistrySettings;
+use serde::Serialize;
 
 /// The shared records the zones hold, as this owner sees them; empty when the registry keeps none (a
 /// registry other than `txt`, or `--txt-ownership=metadata`).
@@ -55,6 +56,64 @@ pub fn render(names: &[SharedName], owner_id: &str) -> String {
     out
 }
 
+/// One shared record in `--output json`: the section of the table as data, with external-dns's casing.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NameJson<'a> {
+    dns_name: &'a str,
+    record_type: &'a str,
+    /// The targets the record holds now; empty when it is missing.
+    published: &'a [String],
+    /// A plain ownership record's owner beside the shared ones: nothing is written for the name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conflict_plain_owner: Option<&'a str>,
+    owners: Vec<OwnerJson<'a>>,
+}
+
+/// One owner's contribution to a shared record.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OwnerJson<'a> {
+    owner: &'a str,
+    /// Whether it is the owner running the plan.
+    this_owner: bool,
+    targets: &'a [String],
+    /// Seconds since its heartbeat in the record's domain; `null` without one.
+    heartbeat_age_seconds: Option<u64>,
+    /// Whether this owner's next upkeep would prune it.
+    would_be_pruned: bool,
+}
+
+/// The section as JSON, for `"shared"` in the plan's document: an array of one object per shared record;
+/// `None` without shared records, so a plan without them keeps its document as it was.
+pub fn to_json(names: &[SharedName], owner_id: &str) -> Option<serde_json::Value> {
+    if names.is_empty() {
+        return None;
+    }
+    let names: Vec<NameJson<'_>> = names
+        .iter()
+        .map(|n| NameJson {
+            dns_name: &n.name,
+            record_type: n.record_type.as_str(),
+            published: &n.published,
+            conflict_plain_owner: n.plain_owner.as_deref(),
+            owners: n
+                .owners
+                .iter()
+                .map(|o| OwnerJson {
+                    owner: &o.owner,
+                    this_owner: o.owner == owner_id,
+                    targets: &o.targets,
+                    heartbeat_age_seconds: o.heartbeat_age,
+                    would_be_pruned: o.pruned,
+                })
+                .collect(),
+        })
+        .collect();
+    // Plain data of strings, numbers and booleans: serialising it cannot fail.
+    serde_json::to_value(names).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -69,8 +128,9 @@ mod tests {
         Endpoint::new(name, RecordType::Txt, [value])
     }
 
-    #[tokio::test]
-    async fn the_section_names_each_owners_targets_and_the_union() -> anyhow::Result<()> {
+    /// The shared names of a zone where `cluster-a` and `cluster-b` each contribute one target, neither
+    /// with a heartbeat, as `cluster-a` reads them.
+    async fn two_owners() -> anyhow::Result<Vec<SharedName>> {
         let records = vec![
             Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]),
             txt(
@@ -87,7 +147,12 @@ mod tests {
         config.owner_id = "cluster-a".into();
         let ownership = Ownership::new(config)?;
         let settings = RegistrySettings::Txt(Box::new(TxtRegistryConfig::new(ownership)));
-        let names = shared_names(&settings, provider).await?;
+        shared_names(&settings, provider).await
+    }
+
+    #[tokio::test]
+    async fn the_section_names_each_owners_targets_and_the_union() -> anyhow::Result<()> {
+        let names = two_owners().await?;
         let text = render(&names, "cluster-a");
         assert!(
             text.contains("web.example.org A  published: 192.0.2.1 192.0.2.2"),
@@ -102,6 +167,39 @@ mod tests {
         assert!(text.contains("cluster-b: 192.0.2.2  [no heartbeat]\n"), "{text}");
         assert!(!text.contains("would be pruned"), "{text}");
         assert_eq!(render(&[], "cluster-a"), "");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_json_section_carries_what_the_table_shows() -> anyhow::Result<()> {
+        let names = two_owners().await?;
+        let json = to_json(&names, "cluster-a");
+        assert_eq!(
+            json,
+            Some(serde_json::json!([{
+                "dnsName": "web.example.org",
+                "recordType": "A",
+                "published": ["192.0.2.1", "192.0.2.2"],
+                "owners": [
+                    {"owner": "cluster-a", "thisOwner": true, "targets": ["192.0.2.1"],
+                     "heartbeatAgeSeconds": null, "wouldBePruned": false},
+                    {"owner": "cluster-b", "thisOwner": false, "targets": ["192.0.2.2"],
+                     "heartbeatAgeSeconds": null, "wouldBePruned": true},
+                ],
+            }]))
+        );
+        assert_eq!(to_json(&[], "cluster-a"), None);
+        // In the plan's document, after what it had: the section under "shared", absent without one.
+        let report = extdns_controller::SyncReport::default();
+        let doc: serde_json::Value = serde_json::from_str(&crate::plan::render_json_with_shared(
+            &report,
+            "cluster-a",
+            json.clone(),
+        ))?;
+        assert_eq!(doc.get("shared"), json.as_ref());
+        let doc: serde_json::Value =
+            serde_json::from_str(&crate::plan::render_json_with_shared(&report, "cluster-a", None))?;
+        assert_eq!(doc.get("shared"), None);
         Ok(())
     }
 }

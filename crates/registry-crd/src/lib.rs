@@ -27,7 +27,12 @@
 //!   sync deletes again. A refused delete keeps its object.
 //!
 //! An object of this name that belongs to another owner id is never taken: that change is not sent to
-//! the provider and is reported as failed (external-dns would overwrite the other owner's spec).
+//! the provider and is reported as failed (external-dns would overwrite the other owner's spec). The one
+//! exception is the hand-over of docs/migration.md: with `--txt-adopt-from-owner=<old>`
+//! ([`CrdRegistryConfig::adopting_from`]) the `Ready` objects of `<old>` whose record says it was released
+//! to us (`released-to`, written into `spec.endpoint`'s labels by the releaser's plan, as any label) are
+//! read too, and the plan's adoption (an update of an identical record) rewrites the object in place, owner
+//! label and spec in one write: the record is never without an object claiming it, nor claimed twice.
 //!
 //! A record's object, as both controllers name and read it (no API server needed to see the shape):
 //!
@@ -51,6 +56,8 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+#[cfg(test)]
+mod handover_tests;
 mod name;
 mod namespace;
 pub mod object;
@@ -62,7 +69,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, label};
 use extdns_provider::backoff::Backoff;
 use extdns_provider::{ChangeFailure, FailureKind, Provider, ProviderError, Unit};
-use extdns_registry::{Registry, RegistryError, Snapshot, Written};
+use extdns_registry::{Registry, RegistryError, Snapshot, Written, claims};
 use futures::StreamExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use tracing::{debug, warn};
@@ -90,6 +97,9 @@ pub enum CrdRegistryError {
          '-', '_' and '.', beginning and ending alphanumeric), which the DNSRecords' owner label needs"
     )]
     InvalidOwnerId(String),
+    /// `--txt-adopt-from-owner` names our own owner id, or is no label value.
+    #[error("--txt-adopt-from-owner={0:?} must be another owner id that is a Kubernetes label value")]
+    InvalidAdoptFrom(String),
 }
 
 /// Why a record's DNSRecord could not be claimed before the provider writes it: the record is then not
@@ -144,6 +154,8 @@ pub struct CrdRegistryConfig {
     pub owner_id: String,
     /// `--crd-registry-namespace`, or the controller's own ([`default_namespace`]).
     pub namespace: String,
+    /// `--txt-adopt-from-owner`: the owner whose DNSRecords released to us are read and taken over.
+    pub adopt_from: Option<String>,
 }
 
 impl CrdRegistryConfig {
@@ -158,7 +170,22 @@ impl CrdRegistryConfig {
         Ok(CrdRegistryConfig {
             owner_id: owner_id.to_string(),
             namespace: namespace.to_string(),
+            adopt_from: None,
         })
+    }
+
+    /// Adopting the records `owner` releases to us (`--txt-adopt-from-owner`); an empty `owner` adopts
+    /// nothing.
+    pub fn adopting_from(mut self, owner: &str) -> Result<Self, CrdRegistryError> {
+        if owner.is_empty() {
+            self.adopt_from = None;
+            return Ok(self);
+        }
+        if owner == self.owner_id || !is_label_value(owner) {
+            return Err(CrdRegistryError::InvalidAdoptFrom(owner.to_string()));
+        }
+        self.adopt_from = Some(owner.to_string());
+        Ok(self)
     }
 }
 
@@ -223,13 +250,18 @@ impl CrdRegistry {
         e.owner() == Some(self.config.owner_id.as_str())
     }
 
+    /// Whether `e` is a record released to us by the owner we adopt from.
+    fn adopts(&self, e: &Endpoint) -> bool {
+        claims::adopts(self.config.adopt_from.as_deref(), &self.config.owner_id, e)
+    }
+
     /// Whether a change is written at all: updates and deletes of records that are not ours are dropped,
-    /// whatever the plan said.
+    /// whatever the plan said, but for the update adopting a record released to us.
     fn writes(&self, change: &Change) -> bool {
         match change {
             Change::Create(_) => true,
             Change::Delete(r) => self.is_ours(r),
-            Change::Update { old, new } => self.is_ours(old) && self.is_ours(new),
+            Change::Update { old, new } => (self.is_ours(old) || self.adopts(old)) && self.is_ours(new),
         }
     }
 
@@ -242,9 +274,9 @@ impl CrdRegistry {
         format!("DNSRecord {}/{name}", self.config.namespace)
     }
 
-    /// Every DNSRecord of this owner id, page by page.
-    async fn list(&self) -> Result<Vec<DynamicObject>, RegistryError> {
-        let selector = format!("{}={}", object::OWNER_LABEL, self.config.owner_id);
+    /// Every DNSRecord of `owner`, page by page.
+    async fn list(&self, owner: &str) -> Result<Vec<DynamicObject>, RegistryError> {
+        let selector = format!("{}={owner}", object::OWNER_LABEL);
         let mut objects = Vec::new();
         let mut next: Option<String> = None;
         loop {
@@ -257,8 +289,8 @@ impl CrdRegistry {
                 .await
                 .map_err(|source| RegistryError::Store {
                     what: format!(
-                        "cannot list the DNSRecords of owner {} in namespace {}",
-                        self.config.owner_id, self.config.namespace
+                        "cannot list the DNSRecords of owner {owner} in namespace {}",
+                        self.config.namespace
                     ),
                     source: Box::new(source),
                 })?;
@@ -355,7 +387,7 @@ impl CrdRegistry {
             } else {
                 None
             };
-            let Some(current) = current else {
+            let Some(mut current) = current else {
                 let new = object::new_object(&name, &self.config.namespace, &self.config.owner_id, desired);
                 match self.call("create a DNSRecord", || self.api.create(&params, &new)).await {
                     Ok(o) => return Ok(o),
@@ -365,6 +397,13 @@ impl CrdRegistry {
             };
             match object::owner(&current) {
                 Some(owner) if owner == self.config.owner_id => {}
+                // Phase 2 of a hand-over: the object changes owner in the same write as its spec.
+                Some(owner)
+                    if self.config.adopt_from.as_deref() == Some(owner)
+                        && object::endpoint(&current).is_ok_and(|e| self.adopts(&e)) =>
+                {
+                    object::set_owner(&mut current, &self.config.owner_id);
+                }
                 other => {
                     return Err(ClaimError::Owned {
                         object: self.describe(&name),
@@ -445,8 +484,22 @@ impl CrdRegistry {
 #[async_trait]
 impl Registry for CrdRegistry {
     async fn records(&self) -> Result<Snapshot, RegistryError> {
-        let (read, objects) = tokio::join!(self.provider.records(), self.list());
-        let (read, objects) = (read?, objects?);
+        let adopting = async {
+            match self.config.adopt_from.as_deref() {
+                Some(from) => self.list(from).await,
+                None => Ok(Vec::new()),
+            }
+        };
+        let (read, objects, released) =
+            tokio::join!(self.provider.records(), self.list(&self.config.owner_id), adopting);
+        let (read, mut objects) = (read?, objects?);
+        // The adopted owner's objects count only where they are released to us (the rest stay invisible,
+        // as every other owner's).
+        objects.extend(
+            released?
+                .into_iter()
+                .filter(|o| object::endpoint(o).is_ok_and(|e| self.adopts(&e))),
+        );
         let mut records = Vec::with_capacity(objects.len());
         for o in &objects {
             // Only a record the provider holds is current; one still Accepted or Failed is created again.

@@ -66,6 +66,15 @@ pub fn owner(object: &DynamicObject) -> Option<&str> {
     object.metadata.labels.as_ref()?.get(OWNER_LABEL).map(String::as_str)
 }
 
+/// Makes `owner` the owner the object's label names (an adoption, phase 2 of a hand-over).
+pub fn set_owner(object: &mut DynamicObject, owner: &str) {
+    object
+        .metadata
+        .labels
+        .get_or_insert_default()
+        .insert(OWNER_LABEL.to_string(), owner.to_string());
+}
+
 /// The `Ready` condition, if the object has one.
 fn ready_condition(object: &DynamicObject) -> Option<&Value> {
     object.data["status"]["conditions"]

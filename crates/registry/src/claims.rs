@@ -82,6 +82,16 @@ fn owner(l: &Labels) -> &str {
     l.get(label::OWNER).map(String::as_str).unwrap_or("")
 }
 
+/// Whether `r`, another owner's record, is one `owner` takes over in phase 2 of a hand-over
+/// (docs/migration.md): its owner is `adopt_from` (`--txt-adopt-from-owner`) and it says it was released to
+/// `owner` (the `released-to` label the releaser's plan writes). The one rule every registry with a
+/// hand-over asks (TXT, crd); the plan takes a record over only where it is identical to ours.
+pub fn adopts(adopt_from: Option<&str>, owner: &str, r: &extdns_endpoint::Endpoint) -> bool {
+    adopt_from.is_some_and(|from| {
+        !from.is_empty() && r.owner() == Some(from) && r.label(extdns_endpoint::label::RELEASED_TO) == Some(owner)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,8 +125,7 @@ impl Ownership {
     /// its ownership record says it was released to us. The plan asks for it only where the record is
     /// identical to ours.
     pub fn adopts(&self, r: &Endpoint) -> bool {
-        self.adopt_from()
-            .is_some_and(|from| r.owner() == Some(from) && r.label(label::RELEASED_TO) == Some(self.owner_id.as_str()))
+        crate::claims::adopts(self.adopt_from(), &self.owner_id, r)
     }
 
     /// The name mapper, e.g. to show users which TXT name a record gets.

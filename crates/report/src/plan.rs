@@ -116,6 +116,9 @@ struct Document<'a> {
     /// Of those, the ones at a name (and set identifier) the cluster asks for: what it asks there is not
     /// published while they stand.
     not_owned_wanted: usize,
+    /// The shared names' section (issue 47), built by the binary, which reads them; absent without any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shared: Option<serde_json::Value>,
 }
 
 fn held<'a>(report: &'a SyncReport, owner_id: &'a str) -> impl Iterator<Item = Entry<'a>> {
@@ -129,6 +132,14 @@ fn held<'a>(report: &'a SyncReport, owner_id: &'a str) -> impl Iterator<Item = E
 /// the held ones with why; the counts of records left alone. Pretty-printed, newline-terminated.
 pub fn render_json(report: &SyncReport, owner_id: &str) -> String {
     pretty(&document(report, owner_id, None))
+}
+
+/// [`render_json`] with the shared names' section under `"shared"` (left out when `None`), as the table
+/// ends with it.
+pub fn render_json_with_shared(report: &SyncReport, owner_id: &str, shared: Option<serde_json::Value>) -> String {
+    let mut doc = document(report, owner_id, None);
+    doc.shared = shared;
+    pretty(&doc)
 }
 
 /// `--dns-provider-crds`: an array of [`render_json`]'s documents, one per provider (its label under
@@ -148,6 +159,7 @@ fn document<'a>(report: &'a SyncReport, owner_id: &'a str, provider: Option<&'a 
         held: held(report, owner_id).collect(),
         not_owned: report.not_owned.records,
         not_owned_wanted: report.not_owned.wanted,
+        shared: None,
     }
 }
 

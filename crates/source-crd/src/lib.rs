@@ -12,7 +12,9 @@
 //! reported as failing in part ([`held_records`]): the records the skipped entry published before stay.
 //! A, AAAA and CNAME entries without targets pass through for `--default-targets` (a CNAME without targets
 //! is then dropped by the merge, as external-dns drops it). Objects are scoped by `--namespace`,
-//! `--label-filter` and `--annotation-filter`.
+//! `--label-filter` and `--annotation-filter`. The object's shared-name annotations or labels
+//! (`external-dns.kubernetes.io/shared: "true"`, docs/shared-names.md) mark every
+//! entry, as an entry's `providerSpecific` `extdns/shared` marks itself.
 //!
 //! The group, version and kind the objects come from (`--crd-source-apiversion`, `--crd-source-kind`) are
 //! the informer's business ([`extdns_informer::KindOverrides`]); the source reads the one DNSEndpoint index.
@@ -47,6 +49,7 @@
 //! ```
 
 mod entry;
+mod shared;
 #[cfg(test)]
 mod tests;
 
@@ -218,7 +221,8 @@ impl Source for CrdSource {
         let mut out = Vec::new();
         for o in self.selected(cluster, objects) {
             let object = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
-            let (endpoints, invalid) = object_endpoints(&o);
+            let (mut endpoints, invalid) = object_endpoints(&o);
+            shared::apply(&shared::object_properties(&self.config.annotations, &o), &mut endpoints);
             if !invalid.is_empty() {
                 warn_invalid(&o, &invalid);
                 failed.insert_part(object.clone(), Some(describe(&invalid)), held_records(&o, &invalid));

@@ -755,3 +755,125 @@ fn a_dnsendpoint_routes_like_any_object() {
     assert_eq!(count(&unnamed, Some(ProviderRoute::namespaced("team-b", "zone"))), 0);
     assert_eq!(count(&unnamed, Some(ProviderRoute::cluster("internal"))), 1);
 }
+
+fn shared_marks(endpoints: &[Endpoint]) -> Vec<(String, Option<String>)> {
+    let mut marks: Vec<_> = endpoints
+        .iter()
+        .map(|e| {
+            (
+                e.dns_name.clone(),
+                e.provider_specific
+                    .get(extdns_endpoint::shared::PROPERTY)
+                    .map(str::to_string),
+            )
+        })
+        .collect();
+    marks.sort();
+    marks
+}
+
+fn marked(name: &str) -> (String, Option<String>) {
+    (name.to_string(), Some("true".to_string()))
+}
+
+#[test]
+fn the_shared_annotation_on_the_object_marks_every_entry_under_either_prefix() {
+    let entries = json!([
+        ep("a.example.org", "A", &["192.0.2.1"]),
+        ep("b.example.org", "A", &["192.0.2.2"])
+    ]);
+    for annotations in [
+        json!({"external-dns.kubernetes.io/shared": "true"}),
+        json!({"external-dns.alpha.kubernetes.io/shared": "true"}),
+    ] {
+        let store = store_with(
+            &[dns_endpoint("foo", json!({}), annotations.clone(), entries.clone())],
+            KindOverrides::new(),
+        );
+        let got = evaluate(&CrdSource::new(CrdSourceConfig::default()), &store);
+        assert_eq!(
+            shared_marks(&got),
+            vec![marked("a.example.org"), marked("b.example.org")],
+            "{annotations}"
+        );
+    }
+}
+
+#[test]
+fn the_shared_label_on_the_object_marks_every_entry() {
+    let labels = json!({"external-dns.kubernetes.io/shared": "true"});
+    let entries = json!([ep("a.example.org", "A", &["192.0.2.1"])]);
+    let store = store_with(&[dns_endpoint("foo", labels, json!({}), entries)], KindOverrides::new());
+    let got = evaluate(&CrdSource::new(CrdSourceConfig::default()), &store);
+    assert_eq!(shared_marks(&got), vec![marked("a.example.org")]);
+}
+
+#[test]
+fn only_true_marks_the_object_and_an_entrys_own_mark_still_counts() {
+    let mut own = ep("own.example.org", "A", &["192.0.2.1"]);
+    own["providerSpecific"] = json!([{"name": "extdns/shared", "value": "true"}]);
+    let entries = json!([own, ep("plain.example.org", "A", &["192.0.2.2"])]);
+    let annotations = json!({"external-dns.kubernetes.io/shared": "false"});
+    let store = store_with(
+        &[dns_endpoint("foo", json!({}), annotations, entries)],
+        KindOverrides::new(),
+    );
+    let got = evaluate(&CrdSource::new(CrdSourceConfig::default()), &store);
+    assert_eq!(
+        shared_marks(&got),
+        vec![marked("own.example.org"), ("plain.example.org".to_string(), None)]
+    );
+}
+
+#[test]
+fn the_object_mark_follows_the_annotation_prefix_read() {
+    let annotations = json!({"external-dns.alpha.kubernetes.io/shared": "true"});
+    let entries = json!([ep("a.example.org", "A", &["192.0.2.1"])]);
+    let store = store_with(
+        &[dns_endpoint("foo", json!({}), annotations, entries)],
+        KindOverrides::new(),
+    );
+    let config = CrdSourceConfig {
+        annotations: Annotations::with_prefix("external-dns.kubernetes.io/").expect("prefix"),
+        ..CrdSourceConfig::default()
+    };
+    let got = evaluate(&CrdSource::new(config), &store);
+    assert_eq!(shared_marks(&got), vec![("a.example.org".to_string(), None)]);
+}
+
+#[test]
+fn the_objects_health_check_annotations_reach_every_entry_an_entrys_own_winning() {
+    use extdns_endpoint::shared::{HEALTH_CHECK, HEALTH_THRESHOLD};
+    let mut own = ep("own.example.org", "A", &["192.0.2.1"]);
+    own["providerSpecific"] = json!([{"name": HEALTH_CHECK, "value": "http:80/healthz"}]);
+    let entries = json!([own, ep("other.example.org", "A", &["192.0.2.2"])]);
+    let annotations = json!({
+        "external-dns.kubernetes.io/shared": "true",
+        "external-dns.alpha.kubernetes.io/shared-health-check": "tcp:443",
+        "external-dns.kubernetes.io/shared-health-threshold": "2",
+    });
+    let store = store_with(
+        &[dns_endpoint("foo", json!({}), annotations, entries)],
+        KindOverrides::new(),
+    );
+    let mut got: Vec<(String, Option<String>, Option<String>)> =
+        evaluate(&CrdSource::new(CrdSourceConfig::default()), &store)
+            .iter()
+            .map(|e| {
+                (
+                    e.dns_name.clone(),
+                    e.provider_specific.get(HEALTH_CHECK).map(str::to_string),
+                    e.provider_specific.get(HEALTH_THRESHOLD).map(str::to_string),
+                )
+            })
+            .collect();
+    got.sort();
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(
+        got,
+        vec![
+            ("other.example.org".to_string(), some("tcp:443"), some("2")),
+            ("own.example.org".to_string(), some("http:80/healthz"), some("2")),
+        ]
+    );
+}

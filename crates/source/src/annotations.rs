@@ -437,8 +437,8 @@ impl Annotations {
                 ps.set("azure/tags", value);
             } else if let Some(name) = rest.strip_prefix("cloudflare-").and_then(cloudflare_property) {
                 ps.set(name, value);
-            } else if rest == key::SHARED && value == "true" {
-                ps.set(extdns_endpoint::shared::PROPERTY, "true");
+            } else if let Some(name) = extdns_endpoint::shared::annotation_property(rest, value) {
+                ps.set(name, value);
             }
         }
         (ps, set_identifier)
@@ -980,5 +980,18 @@ mod tests {
         }
         let (ps, _) = d.provider_specific(&map(&[(format!("{PREFIX_GA}shared").as_str(), "yes")]));
         assert_eq!(ps.get(extdns_endpoint::shared::PROPERTY), None);
+    }
+
+    #[test]
+    fn shared_health_annotations_become_the_properties_the_controller_probes_by() {
+        use extdns_endpoint::shared::{HEALTH_CHECK, HEALTH_INTERVAL, HEALTH_THRESHOLD};
+        let (ps, _) = Annotations::default().provider_specific(&map(&[
+            (&format!("{PREFIX_ALPHA}shared-health-check"), "https:443/healthz"),
+            (&format!("{PREFIX_GA}shared-health-interval"), "30s"),
+            (&format!("{PREFIX_GA}shared-health-threshold"), "5"),
+        ]));
+        assert_eq!(ps.get(HEALTH_CHECK), Some("https:443/healthz"));
+        assert_eq!(ps.get(HEALTH_INTERVAL), Some("30s"));
+        assert_eq!(ps.get(HEALTH_THRESHOLD), Some("5"));
     }
 }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use extdns_controller::{Controller, ControllerConfig, EventsConfig, Metrics};
+use extdns_controller::{Controller, ControllerConfig, EventsConfig, HealthTable, Metrics};
 use extdns_informer::client::{ClientConfig, ClientError};
 use extdns_informer::manifests::ManifestError;
 use extdns_informer::{Cluster, InformerError, LiveCluster, LiveOptions, ManifestCluster, ResourceKind};
@@ -242,13 +242,20 @@ fn controller_over(
     registry: Arc<dyn Registry>,
     metrics: Arc<Metrics>,
 ) -> Controller {
-    Controller::new(
+    let health = HealthTable::new(Some(metrics.clone()));
+    let controller = Controller::new(
         cluster,
         Arc::new(pipeline),
         registry,
         settings.controller.clone(),
         metrics,
-    )
+    );
+    // Shared names' health checks dial their targets: a dry run (and `extdns plan`, one) dials nothing.
+    if settings.controller.dry_run {
+        controller
+    } else {
+        controller.with_health(health)
+    }
 }
 
 /// The registry over the provider; a registry with requests of its own (DynamoDB) reports them to `metrics`

@@ -56,14 +56,18 @@ pub(crate) fn store(flags: &Flags, provider: &ProviderSettings) -> Result<Owners
 
 /// The CRD registry's settings: `--txt-owner-id` is the DNSRecords' owner label, so it must be a label value;
 /// `--crd-registry-namespace` empty is the controller's own namespace.
+/// `--txt-adopt-from-owner` adopts the DNSRecords that owner released to us (docs/migration.md).
 pub(crate) fn crd(flags: &Flags) -> Result<CrdRegistryConfig, ValidationError> {
     let r = &flags.registry;
-    CrdRegistryConfig::new(&r.txt_owner_id, r.crd_registry_namespace.trim()).map_err(|e| {
+    let config = CrdRegistryConfig::new(&r.txt_owner_id, r.crd_registry_namespace.trim()).map_err(|e| {
         invalid(match e {
             CrdRegistryError::EmptyOwnerId => "--txt-owner-id must not be empty".to_string(),
             other => format!("--txt-owner-id: {other}"),
         })
-    })
+    })?;
+    config
+        .adopting_from(r.txt_adopt_from_owner.trim())
+        .map_err(|e| invalid(e.to_string()))
 }
 
 /// The DynamoDB registry's settings: the owner id and the `--txt-*` flags its migration reads TXT ownership

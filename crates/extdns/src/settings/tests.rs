@@ -540,6 +540,35 @@ fn the_crd_registry_owns_as_the_txt_owner_id_in_its_namespace() -> Result<(), Va
 }
 
 #[test]
+fn the_crd_registry_hands_over_and_the_dynamodb_registry_refuses_to() -> Result<(), ValidationError> {
+    let s = controller(&flags(&inmemory_with(&[
+        "--registry=crd",
+        "--txt-owner-id=green",
+        "--txt-adopt-from-owner=blue",
+    ])))?;
+    let RegistrySettings::Crd(config) = &s.registry else {
+        panic!("expected the CRD registry, got {:?}", s.registry);
+    };
+    assert_eq!(config.adopt_from.as_deref(), Some("blue"));
+    assert_eq!(s.controller.plan.adopt_from.as_deref(), Some("blue"));
+    let s = controller(&flags(&inmemory_with(&[
+        "--registry=crd",
+        "--txt-owner-id=blue",
+        "--txt-release-to-owner=green",
+    ])))?;
+    assert_eq!(s.controller.plan.release_to.as_deref(), Some("green"));
+    let e = controller_err(&inmemory_with(&[
+        "--registry=crd",
+        "--txt-owner-id=blue",
+        "--txt-adopt-from-owner=blue",
+    ]));
+    assert!(e.contains("--txt-adopt-from-owner=\"blue\""), "{e}");
+    let e = controller_err(&inmemory_with(&["--registry=dynamodb", "--txt-release-to-owner=green"]));
+    assert!(e.contains("need --registry=txt or crd, not --registry=dynamodb"), "{e}");
+    Ok(())
+}
+
+#[test]
 fn events_lift_the_kube_request_timeout() -> Result<(), ValidationError> {
     let timeout = |args: &[&str]| -> Result<Option<Duration>, ValidationError> {
         match controller(&flags(args))?.cluster {

@@ -7,6 +7,7 @@
 
 mod format;
 mod maintain;
+mod others;
 mod preview;
 #[cfg(test)]
 mod tests;
@@ -23,6 +24,7 @@ use extdns_endpoint::{Change, DomainFilter, Endpoint, shared};
 use extdns_provider::{Provider, ReadState, zone::Placement};
 
 pub use format::{Contribution, Format, FormatError, Heartbeat, SharedValue};
+pub use others::others_contribute;
 pub use preview::{OwnerShare, SharedName};
 use view::SharedView;
 
