@@ -9,6 +9,7 @@ use hickory_proto::op::{Edns, Message, Metadata, OpCode, ResponseCode};
 use hickory_proto::rr::{DNSClass, LowerName, Name, RData, RecordType};
 use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
 
+use crate::dnssec::ZoneSigning;
 use crate::metrics::Transport;
 use crate::zones::{Node, Zone, ZoneSet};
 
@@ -24,9 +25,15 @@ const PLAIN_UDP: u16 = 512;
 const MAX_CHAIN: usize = 8;
 
 /// The answer to `request`: a query (not a transfer) that parsed, received over `transport` by a client
-/// that takes `max_size` bytes. The answer is built whole; [`encode`] fits it into `max_size` (the
-/// listeners call it; TCP passes `u16::MAX`).
-pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport, _max_size: u16) -> Message {
+/// that takes `max_size` bytes, signed when the client set DO and the zone is signed. The answer is built
+/// whole; [`encode`] fits it into `max_size` (the listeners call it; TCP passes `u16::MAX`).
+pub(crate) fn respond(zones: &ZoneSet, request: &Message, transport: Transport, max_size: u16) -> Message {
+    prepare(zones, request, transport, max_size).signed(crate::dnssec::now())
+}
+
+/// The answer to `request` as [`respond`] makes it, not signed yet: the listeners rate limit it first
+/// ([`crate::guard`]) and sign only what is sent, so a flood that is dropped costs no signature.
+pub(crate) fn prepare<'z>(zones: &'z ZoneSet, request: &Message, _transport: Transport, _max_size: u16) -> Answer<'z> {
     let mut response = Message::new(
         request.metadata.id,
         hickory_proto::op::MessageType::Response,
@@ -42,7 +49,7 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
         if edns.version() > 0 {
             // RFC 6891 §6.1.3: a version we do not speak gets BADVERS, and nothing else.
             response.metadata.response_code = ResponseCode::BADVERS;
-            return response;
+            return response.into();
         }
     }
     let [query] = request.queries.as_slice() else {
@@ -50,7 +57,7 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
             OpCode::Query | OpCode::Notify | OpCode::Update => ResponseCode::FormErr,
             _ => ResponseCode::NotImp,
         };
-        return response;
+        return response.into();
     };
     match request.op_code {
         OpCode::Query => response.queries.push(query.clone()),
@@ -64,25 +71,25 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
                 OpCode::Update if served => ResponseCode::Refused,
                 _ => ResponseCode::NotAuth,
             };
-            return response;
+            return response.into();
         }
         // STATUS, IQUERY (obsolete), DSO and unassigned codes: NOTIMP with no sections, as BIND.
         _ => {
             response.metadata.response_code = ResponseCode::NotImp;
-            return response;
+            return response.into();
         }
     }
     match query.query_type() {
         // Types that only live in the additional section, or are never asked for.
         RecordType::OPT | RecordType::TSIG => {
             response.metadata.response_code = ResponseCode::FormErr;
-            return response;
+            return response.into();
         }
         // Only reached when the transfer side gave the request back: refuse, as a server without a
         // transfer for the asker does.
         RecordType::AXFR | RecordType::IXFR => {
             response.metadata.response_code = ResponseCode::Refused;
-            return response;
+            return response.into();
         }
         _ => {}
     }
@@ -91,17 +98,73 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
         (DNSClass::IN, Some(zone)) => zone,
         _ => {
             response.metadata.response_code = ResponseCode::Refused;
-            return response;
+            return response.into();
         }
     };
     response.metadata.authoritative = true;
     resolve(zone, query.name(), name, query.query_type(), &mut response);
     let dnssec_ok = request.edns.as_ref().is_some_and(|e| e.flags().dnssec_ok);
-    if let (true, Some(signing)) = (dnssec_ok, zone.signing()) {
-        let now = crate::dnssec::now();
-        crate::dnssec_answer::add_dnssec(zone, signing, query.name(), query.query_type(), &mut response, now);
+    let dnssec = match (dnssec_ok, zone.signing()) {
+        (true, Some(signing)) => Some(Pending {
+            zone,
+            signing,
+            qname: query.name().clone(),
+            qtype: query.query_type(),
+        }),
+        _ => None,
+    };
+    Answer {
+        message: response,
+        dnssec,
     }
-    response
+}
+
+/// An answer built but not signed yet: the message as an unsigned server would send it, and, when the
+/// client set DO and the zone is signed, what signing it needs (borrowed from the zones, so it lives no
+/// longer than the read lock).
+#[derive(Debug)]
+pub(crate) struct Answer<'z> {
+    message: Message,
+    dnssec: Option<Pending<'z>>,
+}
+
+/// What signing an answer needs: the zone, its signer and the question.
+#[derive(Debug)]
+struct Pending<'z> {
+    zone: &'z Zone,
+    signing: &'z ZoneSigning,
+    qname: Name,
+    qtype: RecordType,
+}
+
+impl Answer<'_> {
+    /// The answer as built, before any DNSSEC record is added: what rate limiting classifies (a signed
+    /// zone's missing name is still NXDOMAIN here, not yet RFC 9824's NODATA).
+    pub(crate) fn message(&self) -> &Message {
+        &self.message
+    }
+
+    /// The answer without its DNSSEC records: for one that is slipped rather than sent.
+    pub(crate) fn unsigned(self) -> Message {
+        self.message
+    }
+
+    /// The answer to send, with its signatures and denial when the client asked for them; `now` dates
+    /// the proofs signed here (seconds since the epoch, serial-number arithmetic).
+    pub(crate) fn signed(self, now: u32) -> Message {
+        let mut message = self.message;
+        if let Some(p) = self.dnssec {
+            crate::dnssec_answer::add_dnssec(p.zone, p.signing, &p.qname, p.qtype, &mut message, now);
+        }
+        message
+    }
+}
+
+impl From<Message> for Answer<'_> {
+    /// A message that needs no signing (a refusal, an error).
+    fn from(message: Message) -> Self {
+        Answer { message, dnssec: None }
+    }
 }
 
 /// Where a name sits in a zone.

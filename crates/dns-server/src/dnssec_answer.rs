@@ -188,7 +188,7 @@ fn last_name(qname: &Name, qtype: RecordType, answers: &[Record]) -> Name {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use hickory_proto::dnssec::rdata::{DNSKEY, DNSSECRData, NSEC, RRSIG};
     use hickory_proto::dnssec::{PublicKey, TBS};
     use hickory_proto::op::{Edns, Message, MessageType, OpCode, Query, ResponseCode};
@@ -205,7 +205,7 @@ mod tests {
     use crate::zones::tests::zone_config;
 
     /// A signed example.org.: web (A), www (CNAME web), chain (CNAME www), *.wild (A), sub (delegated).
-    fn signed(algorithm: KeyAlgorithm) -> Zones {
+    pub(crate) fn signed(algorithm: KeyAlgorithm) -> Zones {
         let mut config = zone_config("example.org.");
         config.dnssec = Some(DnssecConfig::new(ZoneKey::generate(algorithm).expect("key")));
         let zones = Zones::new(&[config], 7, Limits::default());
