@@ -345,8 +345,17 @@ impl Zone {
 
     /// The SOA record for negative answers: TTL the lesser of the SOA's TTL and its minimum (RFC 2308 §3).
     pub fn negative_soa(&self) -> Record {
-        let ttl = self.config.ttl.min(self.config.minimum);
-        Record::from_rdata(self.config.origin.clone(), ttl, RData::SOA(self.soa_data()))
+        Record::from_rdata(
+            self.config.origin.clone(),
+            self.negative_ttl(),
+            RData::SOA(self.soa_data()),
+        )
+    }
+
+    /// The TTL of negative answers: the lesser of the SOA's TTL and its minimum (RFC 2308 §3), also an
+    /// NSEC's (RFC 9077).
+    pub fn negative_ttl(&self) -> u32 {
+        self.config.ttl.min(self.config.minimum)
     }
 
     fn soa_data(&self) -> SOA {
@@ -366,6 +375,12 @@ impl Zone {
     /// The node at exactly this name.
     pub fn node(&self, name: &LowerName) -> Option<&Node> {
         self.nodes.get(name)
+    }
+
+    /// The node at exactly this name, with the lower-cased name it is kept under (what its sets'
+    /// signatures are keyed by), so an answer can name them without lower-casing the name again.
+    pub fn node_entry(&self, name: &LowerName) -> Option<(&LowerName, &Node)> {
+        self.nodes.get_key_value(name)
     }
 
     /// Every node, in no order.
