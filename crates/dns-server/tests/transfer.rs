@@ -10,10 +10,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{Served, ep, name};
-use extdns_dns_server::{Limits, Secondary};
+use extdns_dns_server::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
+use extdns_dns_server::{Limits, Secondary, ServerConfig, ZoneConfig};
 use extdns_dns_wire::{TsigAlgorithm, TsigKey};
 use extdns_endpoint::{Change, RecordType};
 use extdns_test_support::dns_server::{self, ExtraKey, Kind, Primary};
+use extdns_test_support::validator::Validator;
 use extdns_test_support::{dig, free_port, need, require};
 use hickory_proto::op::{Message, Query};
 use hickory_proto::rr::{RData, RecordType as WireType};
@@ -406,5 +408,93 @@ fn ixfr_answers_the_changes_since_the_clients_serial_and_the_whole_zone_before_t
     assert!(
         !full.contains("192.0.2.1"),
         "no removed record in a full answer: {full}"
+    );
+}
+
+/// `name TYPE` as the validating resolver saw it: validated (AD) with `status`; its answers.
+fn validated(validator: &Validator, name: &str, rtype: &str, status: &str) -> Vec<String> {
+    let v = validator.ask(name, rtype);
+    assert!(
+        v.status == status && v.authenticated,
+        "{name} {rtype}: {v:?}\n{}",
+        validator.log()
+    );
+    v.answers
+}
+
+/// A signed zone on a real secondary: Knot takes it by AXFR (every set's RRSIG, the apex's DNSKEY, CDS
+/// and CDNSKEY, and the NSEC chain the transfer makes), and a validating BIND with the zone's DS,
+/// forwarding to Knot alone, calls every answer shape Knot gives secure, its denials among them (made
+/// from the chain: Knot has no key). After a change Knot asks for IXFR and is answered the whole signed
+/// zone, and the new record validates too.
+#[test]
+fn a_knot_secondary_of_a_signed_zone_serves_answers_that_validate() {
+    require!(Knot, Bind, DnsClients);
+    let knot_port = free_port();
+    let key = ZoneKey::generate(KeyAlgorithm::EcdsaP256).expect("a key");
+    let zone = common::zone_config();
+    let ds = key.ds(&zone.origin).expect("a DS").to_string();
+    let zone = ZoneConfig {
+        dnssec: Some(DnssecConfig::new(key)),
+        ..zone
+    };
+    let served = Served::with(ServerConfig {
+        secondaries: vec![Secondary {
+            address: SocketAddr::from(([127, 0, 0, 1], knot_port)),
+            key: None,
+        }],
+        ..ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone])
+    });
+    served.apply(
+        &[
+            ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]),
+            ep("www.example.org", RecordType::Cname, &["web.example.org"]),
+            ep("chain.example.org", RecordType::Cname, &["www.example.org"]),
+            ep("*.wild.example.org", RecordType::A, &["192.0.2.4"]),
+            ep("a.b.c.example.org", RecordType::A, &["192.0.2.3"]),
+            ep("sub.example.org", RecordType::Ns, &["ns.sub.example.org"]),
+            ep("ns.sub.example.org", RecordType::A, &["192.0.2.6"]),
+        ]
+        .map(Change::Create),
+    );
+    let primary = Primary {
+        port: served.port(),
+        key: None,
+    };
+    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
+    wait_serial(&[&knot], serial(&served), Instant::now(), FOLLOW_WITHIN);
+    let rrsigs = kdig(knot.port, &["+dnssec", "web.example.org", "A"]);
+    assert!(rrsigs.contains("RRSIG"), "Knot serves the signatures: {rrsigs}");
+
+    let validator = Validator::start(ZONE, &ds, knot.port);
+    assert_eq!(validated(&validator, "web.example.org", "A", "NOERROR").len(), 2);
+    assert_eq!(validated(&validator, "chain.example.org", "A", "NOERROR").len(), 4);
+    let wild = validated(&validator, "a.b.wild.example.org", "A", "NOERROR");
+    assert!(wild.iter().any(|r| r.ends_with("A 192.0.2.4")), "{wild:?}");
+    assert_eq!(validated(&validator, ZONE, "DNSKEY", "NOERROR").len(), 1);
+    // Knot's denials, from the transferred chain: a plain NXDOMAIN (the secondary cannot make compact
+    // answers), NODATA, an empty non-terminal, a delegation without DS.
+    assert!(validated(&validator, "nope.example.org", "A", "NXDOMAIN").is_empty());
+    assert!(validated(&validator, "web.example.org", "TXT", "NOERROR").is_empty());
+    assert!(validated(&validator, "b.c.example.org", "A", "NOERROR").is_empty());
+    assert!(validated(&validator, "sub.example.org", "DS", "NOERROR").is_empty());
+
+    std::thread::sleep(Duration::from_millis(1100));
+    let start = Instant::now();
+    served.apply(&[Change::Create(ep("pub.example.org", RecordType::A, &["192.0.2.10"]))]);
+    let took = wait_serial(&[&knot], serial(&served), start, FOLLOW_WITHIN);
+    eprintln!("Knot serves the signed change {took:?} after the write began");
+    // A name no NSEC the resolver has seen covers (it synthesises NXDOMAIN from those it holds, RFC 8198).
+    let new = validated(&validator, "pub.example.org", "A", "NOERROR");
+    assert_eq!(new.len(), 1, "{new:?}");
+    let log = knot.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("IXFR, incoming") && l.contains("AXFR-style")),
+        "Knot asked for IXFR and took the whole zone in answer:\n{log}"
+    );
+    assert!(
+        metrics(&served).contains("extdns_dns_server_transfers_total{kind=\"ixfr_full\"}"),
+        "answered with the whole signed zone"
     );
 }
