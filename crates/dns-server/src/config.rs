@@ -103,6 +103,10 @@ pub struct Limits {
     pub tcp_idle: Duration,
     /// Changes kept per zone for IXFR; older serials get a full transfer.
     pub journal_changes: usize,
+    /// The span of clock a zone's serial settles on: once the span in which its content last changed
+    /// is over, the serial becomes one derived from that span and the content alone, the same on every
+    /// replica ([`crate::zones`]).
+    pub serial_cell: Duration,
 }
 
 impl Default for Limits {
@@ -111,6 +115,7 @@ impl Default for Limits {
             tcp_connections: 256,
             tcp_idle: Duration::from_secs(10),
             journal_changes: 1_000,
+            serial_cell: Duration::from_secs(60),
         }
     }
 }

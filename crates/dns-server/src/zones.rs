@@ -6,6 +6,18 @@
 //! whole or not at all, and a serial always names exactly one zone content. Each write bumps the serial of
 //! the zones it touched once and journals what it removed and added; [`Zones::subscribe`] wakes whoever
 //! sends NOTIFY.
+//!
+//! Serials are the same on every replica once a zone is still, so a secondary can follow any replica
+//! (the Service). A write moves the serial on at once (to the clock's seconds, or one past the serial
+//! if the clock is behind it: a *provisional* serial, which depends on how the writes were batched).
+//! Once the span of clock ([`Limits::serial_cell`], a minute) in which the content last changed is over,
+//! [`Zones::settle`] moves it on once more, to a serial that depends on that span and the content only:
+//! `(span + 1) × cell + cell / 2 + digest mod cell / 2` seconds, past every provisional serial of the
+//! span, in RFC 1982 arithmetic. The digest is a sum of a fixed-key SipHash of each record (owner, type,
+//! TTL, data; not the SOA, not the signatures), kept up to date by each write, so two replicas holding
+//! the same records have the same digest whatever order they were written in. Replicas whose last change
+//! fell in different spans (a change applied across a minute's turn) settle a cell apart, until the next
+//! change; a secondary still follows, since each replica's serials only grow.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -51,6 +63,33 @@ impl Zones {
     /// The zones for writing (the provider only).
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, ZoneSet> {
         self.set.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Settles the serial of every zone whose last change's span is over at `now` (seconds since the
+    /// epoch; [`Zone::settle`]), and tells subscribers when one moved; whether one did.
+    pub fn settle(&self, now: u32) -> bool {
+        let due = self
+            .read()
+            .zones()
+            .iter()
+            .any(|z| z.settles_at().is_some_and(|at| at_or_after(now, at)));
+        if !due {
+            return false;
+        }
+        let moved = self
+            .write()
+            .zones_mut()
+            .iter_mut()
+            .fold(false, |moved, z| z.settle(now) | moved);
+        if moved {
+            self.changed();
+        }
+        moved
+    }
+
+    /// The earliest time (seconds since the epoch) [`Zones::settle`] has work, if any.
+    pub fn settles_at(&self) -> Option<u32> {
+        self.read().zones().iter().filter_map(Zone::settles_at).min()
     }
 
     /// Tells subscribers a write changed at least one zone.
@@ -123,6 +162,8 @@ pub struct Zone {
     records: usize,
     /// The signer and signatures of a signed zone (`--dns-server-dnssec-zone`).
     signing: Option<Box<ZoneSigning>>,
+    /// How the serial settles: the content's digest and the span of its last change.
+    settling: Settling,
 }
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
@@ -255,6 +296,7 @@ impl Zone {
             journal: Journal::new(limits.journal_changes),
             records: 0,
             signing: None,
+            settling: Settling::new(limits.serial_cell),
             config,
         };
         let apex = zone.config.origin.clone();
@@ -479,6 +521,7 @@ impl Zone {
             self.add_node(name);
         }
         self.records += set.data.len();
+        self.settling.add(name, &set);
         self.sign(name, &set);
         let node = self.nodes.get_mut(&key)?;
         let old = match node.rrsets.iter_mut().find(|r| r.record_type == set.record_type) {
@@ -490,6 +533,7 @@ impl Zone {
         };
         if let Some(old) = &old {
             self.records -= old.data.len();
+            self.settling.subtract(name, old);
         }
         old
     }
@@ -500,6 +544,8 @@ impl Zone {
         let at = node.rrsets.iter().position(|r| r.record_type == record_type)?;
         let old = node.rrsets.remove(at);
         self.records -= old.data.len();
+        let owner = node.name.clone();
+        self.settling.subtract(&owner, &old);
         if let Some(signing) = self.signing.as_mut() {
             signing.forget(name, record_type);
         }
@@ -509,12 +555,42 @@ impl Zone {
 
     /// Bumps the serial past the current one and at least to `now` (seconds since the epoch, as serial
     /// numbers in RFC 1982 arithmetic), and journals the change it names.
+    /// The serial is provisional until [`Zone::settle`].
     pub(crate) fn commit(&mut self, now: u32, removed: Vec<Record>, added: Vec<Record>) {
+        let next = self.serial.wrapping_add(1);
+        let serial = if at_or_after(now, next) { now } else { next };
+        self.settling.changed(now);
+        self.advance(serial, removed, added);
+    }
+
+    /// When [`Zone::settle`] has work, in seconds since the epoch: the end of the span of the last
+    /// unsettled change.
+    pub fn settles_at(&self) -> Option<u32> {
+        self.settling.due()
+    }
+
+    /// Moves a provisional serial to the settled one once the span of the last change is over at `now`;
+    /// whether it moved. A settled serial already behind the provisional one (more writes in one span
+    /// than half a span has seconds) is passed by one instead, and logged: that replica then differs
+    /// until the next change.
+    pub(crate) fn settle(&mut self, now: u32) -> bool {
+        let Some(settled) = self.settling.settle(now) else {
+            return false;
+        };
+        let serial = if after(settled, self.serial) {
+            settled
+        } else {
+            tracing::warn!(zone = %self.config.origin, serial = self.serial, settled, "the settled serial is behind the provisional one; this replica's serial differs from the others' until the zone next changes");
+            self.serial.wrapping_add(1)
+        };
+        self.advance(serial, Vec::new(), Vec::new());
+        true
+    }
+
+    /// Sets the serial to `serial`, re-signs the SOA, and journals the change it names.
+    fn advance(&mut self, serial: u32, removed: Vec<Record>, added: Vec<Record>) {
         let from = self.serial;
-        let next = from.wrapping_add(1);
-        // `now` is ahead of `from` in serial arithmetic when the difference is below 2^31.
-        let ahead = now.wrapping_sub(next) < (1 << 31);
-        self.serial = if ahead { now } else { next };
+        self.serial = serial;
         let soa = RData::SOA(self.soa_data());
         if let Some(set) = self
             .nodes
@@ -651,6 +727,104 @@ impl Journal {
     }
 }
 
+/// Whether serial `a` is after serial `b` in RFC 1982 arithmetic.
+pub(crate) fn after(a: u32, b: u32) -> bool {
+    a != b && a.wrapping_sub(b) < (1 << 31)
+}
+
+/// Whether serial `a` is `b` or after it.
+fn at_or_after(a: u32, b: u32) -> bool {
+    a == b || after(a, b)
+}
+
+/// The key of the content digest: fixed, so every replica (every process, every version) digests the
+/// same records alike. Not a secret: the digest only numbers serials.
+const DIGEST_KEY: (u64, u64) = (0x6578_7464_6e73_2d73, 0x6572_6961_6c2d_7631);
+
+/// What a zone's serial settles on: the digest of its content and the span of its last change.
+#[derive(Debug)]
+struct Settling {
+    /// Seconds a span lasts (at least 2).
+    cell: u32,
+    /// The sum of every record's hash (but the SOA's), wrapping: the same records give the same digest
+    /// in whatever order they were written.
+    digest: u64,
+    /// The span (seconds since the epoch / `cell`) of the last change not settled yet.
+    unsettled: Option<u32>,
+}
+
+impl Settling {
+    fn new(cell: std::time::Duration) -> Settling {
+        Settling {
+            cell: u32::try_from(cell.as_secs()).unwrap_or(u32::MAX).max(2),
+            digest: 0,
+            unsettled: None,
+        }
+    }
+
+    fn add(&mut self, owner: &Name, set: &RrSet) {
+        self.digest = self.digest.wrapping_add(set_digest(owner, set));
+    }
+
+    fn subtract(&mut self, owner: &Name, set: &RrSet) {
+        self.digest = self.digest.wrapping_sub(set_digest(owner, set));
+    }
+
+    /// Notes a change of the content at `now`.
+    fn changed(&mut self, now: u32) {
+        self.unsettled = Some(now / self.cell);
+    }
+
+    /// The end of the span of the last unsettled change.
+    fn due(&self) -> Option<u32> {
+        self.unsettled
+            .map(|span| span.saturating_add(1).saturating_mul(self.cell))
+    }
+
+    /// The settled serial, once the span of the last change is over at `now`: the second half of the
+    /// next span, at an offset the digest picks, so two contents settled in one span differ.
+    fn settle(&mut self, now: u32) -> Option<u32> {
+        let span = self.unsettled?;
+        if now / self.cell <= span {
+            return None;
+        }
+        self.unsettled = None;
+        let half = self.cell / 2;
+        let offset = u32::try_from(self.digest % u64::from(half)).unwrap_or(0);
+        Some(
+            span.wrapping_add(1)
+                .wrapping_mul(self.cell)
+                .wrapping_add(half)
+                .wrapping_add(offset),
+        )
+    }
+}
+
+/// The digest of one record set at `owner`: the sum of its records' hashes; 0 for the SOA, whose serial
+/// is not content.
+fn set_digest(owner: &Name, set: &RrSet) -> u64 {
+    use std::hash::Hasher;
+
+    use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
+
+    if set.record_type == RecordType::SOA {
+        return 0;
+    }
+    let owner = owner.to_lowercase().to_ascii();
+    let mut wire = Vec::new();
+    set.data.iter().fold(0u64, |sum, data| {
+        wire.clear();
+        // A record that cannot be encoded is not served either; its type and owner still count.
+        let _ = data.emit(&mut BinEncoder::new(&mut wire));
+        let mut hasher = siphasher::sip::SipHasher24::new_with_keys(DIGEST_KEY.0, DIGEST_KEY.1);
+        hasher.write(owner.as_bytes());
+        hasher.write_u16(u16::from(set.record_type));
+        hasher.write_u32(set.ttl);
+        hasher.write(&wire);
+        sum.wrapping_add(hasher.finish())
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use std::str::FromStr;
@@ -759,6 +933,64 @@ pub(crate) mod tests {
         assert_eq!(zone.serial(), 500);
         assert_eq!(zone.journal().since(100).map(Iterator::count), Some(2));
         assert!(zone.journal().since(7).is_none());
+    }
+
+    /// The serial of the one zone of `zones`.
+    fn serial_of(zones: &Zones) -> u32 {
+        zones.read().zones()[0].serial()
+    }
+
+    #[test]
+    fn the_same_records_settle_on_the_same_serial_however_they_were_batched() {
+        // A span's start: 1,800,000,000 is a multiple of 60.
+        let t0: u32 = 1_800_000_000;
+        let replica = |start| Zones::new(&[zone_config("example.org.")], start, Limits::default());
+        let (one, two) = (replica(t0 - 500), replica(t0 - 7));
+        let write = |zones: &Zones, now: u32, names: &[&str], gone: &[&str]| {
+            let mut set = zones.write();
+            let zone = &mut set.zones_mut()[0];
+            for n in names {
+                zone.put(&Name::from_str(n).expect("name"), a(&format!("192.0.2.{}", n.len())));
+            }
+            for n in gone {
+                zone.remove(&lower(n), RecordType::A);
+            }
+            zone.commit(now, vec![], vec![]);
+        };
+        // Replica one: three writes, one undone; replica two: one write of the same end state, another order.
+        write(&one, t0 + 1, &["x.example.org.", "Web.example.org."], &[]);
+        write(&one, t0 + 2, &["tmp.example.org."], &[]);
+        write(&one, t0 + 3, &["deep.x.example.org."], &["tmp.example.org."]);
+        write(
+            &two,
+            t0 + 40,
+            &["deep.x.example.org.", "web.example.org.", "x.example.org."],
+            &[],
+        );
+        let provisional = (serial_of(&one), serial_of(&two));
+        assert_eq!(provisional, (t0 + 3, t0 + 40), "provisional: the clock at each write");
+        assert!(!one.settle(t0 + 59), "the span of the last change is not over");
+        assert_eq!(one.settles_at(), Some(t0 + 60));
+        assert!(one.settle(t0 + 61));
+        assert!(two.settle(t0 + 95));
+        let settled = serial_of(&one);
+        assert_eq!(settled, serial_of(&two), "the same records, the same serial");
+        assert!(
+            (t0 + 90..t0 + 120).contains(&settled),
+            "{settled}: the next span's second half"
+        );
+        assert!(after(settled, provisional.1));
+        assert!(!one.settle(t0 + 200), "settled once");
+        // The settling is journalled, so an IXFR from the provisional serial names it.
+        assert_eq!(
+            one.read().zones()[0].journal().since(t0 + 3).map(Iterator::count),
+            Some(1)
+        );
+        // Other records settle elsewhere; a later write is ahead of the settled serial at once.
+        write(&two, t0 + 100, &["other.example.org."], &[]);
+        assert!(after(serial_of(&two), settled));
+        assert!(two.settle(t0 + 120));
+        assert_ne!(serial_of(&two) - 60, settled, "another content, another offset");
     }
 
     #[test]
