@@ -445,12 +445,14 @@ mod tests {
                 to: 11,
                 removed: vec![],
                 added: vec![a("web.example.org.", [192, 0, 2, 1])],
+                from_shared: true,
             },
             Diff {
                 from: 11,
                 to: 12,
                 removed: vec![a("web.example.org.", [192, 0, 2, 1])],
                 added: vec![a("web.example.org.", [192, 0, 2, 2])],
+                from_shared: true,
             },
         ];
         let records = ixfr_records(&soa(12), diffs.iter());
@@ -530,8 +532,13 @@ mod tests {
         TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret").unwrap_or_else(|e| panic!("key: {e}"))
     }
 
+    /// One replica's transfers: serials do not settle, so IXFR answers from every serial.
     fn transfers(secondaries: Vec<crate::config::Secondary>, key: &TsigKey) -> Transfers {
-        transfers_within(secondaries, key, crate::config::Limits::default())
+        let limits = crate::config::Limits {
+            serial_cell: None,
+            ..crate::config::Limits::default()
+        };
+        transfers_within(secondaries, key, limits)
     }
 
     fn transfers_within(

@@ -9,14 +9,15 @@
 //!
 //! Serials are the same on every replica once a zone is still, so a secondary can follow any replica
 //! (the Service). A write moves the serial on at once (to the clock's seconds, or one past the serial
-//! if the clock is behind it: a *provisional* serial, which depends on how the writes were batched).
-//! Once the span of clock ([`Limits::serial_cell`], a minute) in which the content last changed is over,
-//! [`Zones::settle`] moves it on once more, to a serial that depends on that span and the content only:
-//! `(span + 1) × cell + cell / 2 + digest mod cell / 2` seconds, past every provisional serial of the
-//! span, in RFC 1982 arithmetic. The digest is a sum of a fixed-key SipHash of each record (owner, type,
+//! if the clock is behind it: a *provisional* serial, which depends on how the writes were batched, so
+//! another replica may give the same number to other records: it is not sent in NOTIFY, and an IXFR
+//! from it is answered with the whole zone). Once the span of clock ([`Limits::serial_cell`], 10 s) in
+//! which the content last changed is over, [`Zones::settle`] moves it on once more, to a serial that
+//! depends on that span and the content only: `(span + 1) × cell + cell / 2 + digest mod cell / 2`
+//! seconds, past every provisional serial of the span, in RFC 1982 arithmetic. The digest is a sum of a fixed-key SipHash of each record (owner, type,
 //! TTL, data; not the SOA, not the signatures), kept up to date by each write, so two replicas holding
 //! the same records have the same digest whatever order they were written in. Replicas whose last change
-//! fell in different spans (a change applied across a minute's turn) settle a cell apart, until the next
+//! fell in different spans (a change applied across a span's turn) settle a span apart, until the next
 //! change; a secondary still follows, since each replica's serials only grow.
 
 use std::collections::{HashMap, VecDeque};
@@ -559,8 +560,15 @@ impl Zone {
     pub(crate) fn commit(&mut self, now: u32, removed: Vec<Record>, added: Vec<Record>) {
         let next = self.serial.wrapping_add(1);
         let serial = if at_or_after(now, next) { now } else { next };
+        let from_shared = self.settling.shared;
         self.settling.changed(now);
-        self.advance(serial, removed, added);
+        self.advance(serial, removed, added, from_shared);
+    }
+
+    /// Whether the current serial names the same content on every replica (settled, or settling is off):
+    /// only such a serial is sent in NOTIFY, and only from such a serial is IXFR answered with diffs.
+    pub fn serial_is_shared(&self) -> bool {
+        self.settling.shared
     }
 
     /// When [`Zone::settle`] has work, in seconds since the epoch: the end of the span of the last
@@ -583,12 +591,13 @@ impl Zone {
             tracing::warn!(zone = %self.config.origin, serial = self.serial, settled, "the settled serial is behind the provisional one; this replica's serial differs from the others' until the zone next changes");
             self.serial.wrapping_add(1)
         };
-        self.advance(serial, Vec::new(), Vec::new());
+        // From a provisional serial, which only this replica gives this content.
+        self.advance(serial, Vec::new(), Vec::new(), false);
         true
     }
 
     /// Sets the serial to `serial`, re-signs the SOA, and journals the change it names.
-    fn advance(&mut self, serial: u32, removed: Vec<Record>, added: Vec<Record>) {
+    fn advance(&mut self, serial: u32, removed: Vec<Record>, added: Vec<Record>, from_shared: bool) {
         let from = self.serial;
         self.serial = serial;
         let soa = RData::SOA(self.soa_data());
@@ -618,6 +627,7 @@ impl Zone {
                 to: self.serial,
                 removed,
                 added,
+                from_shared,
             },
             max_records,
         );
@@ -673,6 +683,9 @@ pub struct Diff {
     pub removed: Vec<Record>,
     /// Records added.
     pub added: Vec<Record>,
+    /// Whether `from` names the same content on every replica; an IXFR is answered with diffs only from
+    /// such a serial (a secondary may hold another replica's provisional serial of the same number).
+    pub from_shared: bool,
 }
 
 /// Records a journal may always hold, however small its zone.
@@ -722,7 +735,7 @@ impl Journal {
     /// The diffs that take a secondary from `serial` to the current one, oldest first; `None` when the
     /// journal does not reach back to `serial` (the secondary then gets the whole zone).
     pub fn since(&self, serial: u32) -> Option<impl Iterator<Item = &Diff>> {
-        let start = self.diffs.iter().position(|d| d.from == serial)?;
+        let start = self.diffs.iter().position(|d| d.from == serial && d.from_shared)?;
         Some(self.diffs.iter().skip(start))
     }
 }
@@ -744,21 +757,25 @@ const DIGEST_KEY: (u64, u64) = (0x6578_7464_6e73_2d73, 0x6572_6961_6c2d_7631);
 /// What a zone's serial settles on: the digest of its content and the span of its last change.
 #[derive(Debug)]
 struct Settling {
-    /// Seconds a span lasts (at least 2).
-    cell: u32,
+    /// Seconds a span lasts (at least 2); `None`: serials do not settle.
+    cell: Option<u32>,
     /// The sum of every record's hash (but the SOA's), wrapping: the same records give the same digest
     /// in whatever order they were written.
     digest: u64,
     /// The span (seconds since the epoch / `cell`) of the last change not settled yet.
     unsettled: Option<u32>,
+    /// Whether the current serial means the same content on every replica: settled, or settling off
+    /// (one replica).
+    shared: bool,
 }
 
 impl Settling {
-    fn new(cell: std::time::Duration) -> Settling {
+    fn new(cell: Option<std::time::Duration>) -> Settling {
         Settling {
-            cell: u32::try_from(cell.as_secs()).unwrap_or(u32::MAX).max(2),
+            cell: cell.map(|c| u32::try_from(c.as_secs()).unwrap_or(u32::MAX).max(2)),
             digest: 0,
             unsettled: None,
+            shared: cell.is_none(),
         }
     }
 
@@ -770,30 +787,34 @@ impl Settling {
         self.digest = self.digest.wrapping_sub(set_digest(owner, set));
     }
 
-    /// Notes a change of the content at `now`.
+    /// Notes a change of the content at `now`: the serial it gets is provisional.
     fn changed(&mut self, now: u32) {
-        self.unsettled = Some(now / self.cell);
+        if let Some(cell) = self.cell {
+            self.unsettled = Some(now / cell);
+            self.shared = false;
+        }
     }
 
     /// The end of the span of the last unsettled change.
     fn due(&self) -> Option<u32> {
-        self.unsettled
-            .map(|span| span.saturating_add(1).saturating_mul(self.cell))
+        let cell = self.cell?;
+        self.unsettled.map(|span| span.saturating_add(1).saturating_mul(cell))
     }
 
     /// The settled serial, once the span of the last change is over at `now`: the second half of the
     /// next span, at an offset the digest picks, so two contents settled in one span differ.
     fn settle(&mut self, now: u32) -> Option<u32> {
-        let span = self.unsettled?;
-        if now / self.cell <= span {
+        let (cell, span) = (self.cell?, self.unsettled?);
+        if now / cell <= span {
             return None;
         }
         self.unsettled = None;
-        let half = self.cell / 2;
+        self.shared = true;
+        let half = cell / 2;
         let offset = u32::try_from(self.digest % u64::from(half)).unwrap_or(0);
         Some(
             span.wrapping_add(1)
-                .wrapping_mul(self.cell)
+                .wrapping_mul(cell)
                 .wrapping_add(half)
                 .wrapping_add(offset),
         )
@@ -922,9 +943,17 @@ pub(crate) mod tests {
         );
     }
 
+    /// One replica's limits: serials do not settle, every serial is final.
+    fn one_replica() -> Limits {
+        Limits {
+            serial_cell: None,
+            ..Limits::default()
+        }
+    }
+
     #[test]
     fn serials_follow_the_clock_and_always_grow() {
-        let zones = Zones::new(&[zone_config("example.org.")], 100, Limits::default());
+        let zones = Zones::new(&[zone_config("example.org.")], 100, one_replica());
         let mut set = zones.write();
         let zone = &mut set.zones_mut()[0];
         zone.commit(50, vec![], vec![]);
@@ -944,7 +973,11 @@ pub(crate) mod tests {
     fn the_same_records_settle_on_the_same_serial_however_they_were_batched() {
         // A span's start: 1,800,000,000 is a multiple of 60.
         let t0: u32 = 1_800_000_000;
-        let replica = |start| Zones::new(&[zone_config("example.org.")], start, Limits::default());
+        let limits = Limits {
+            serial_cell: Some(std::time::Duration::from_secs(60)),
+            ..Limits::default()
+        };
+        let replica = |start| Zones::new(&[zone_config("example.org.")], start, limits);
         let (one, two) = (replica(t0 - 500), replica(t0 - 7));
         let write = |zones: &Zones, now: u32, names: &[&str], gone: &[&str]| {
             let mut set = zones.write();
@@ -981,21 +1014,25 @@ pub(crate) mod tests {
         );
         assert!(after(settled, provisional.1));
         assert!(!one.settle(t0 + 200), "settled once");
-        // The settling is journalled, so an IXFR from the provisional serial names it.
-        assert_eq!(
-            one.read().zones()[0].journal().since(t0 + 3).map(Iterator::count),
-            Some(1)
-        );
+        // A provisional serial means this replica's content only: an IXFR from it is answered whole.
+        // From the settled one, which means the same on every replica, it is answered with diffs.
+        assert!(one.read().zones()[0].journal().since(t0 + 3).is_none());
+        assert!(one.read().zones()[0].serial_is_shared());
         // Other records settle elsewhere; a later write is ahead of the settled serial at once.
         write(&two, t0 + 100, &["other.example.org."], &[]);
         assert!(after(serial_of(&two), settled));
+        assert!(!two.read().zones()[0].serial_is_shared(), "provisional");
+        assert_eq!(
+            two.read().zones()[0].journal().since(settled).map(Iterator::count),
+            Some(1)
+        );
         assert!(two.settle(t0 + 120));
         assert_ne!(serial_of(&two) - 60, settled, "another content, another offset");
     }
 
     #[test]
     fn a_diff_as_large_as_half_the_zone_is_not_journalled() {
-        let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
+        let zones = Zones::new(&[zone_config("example.org.")], 1, one_replica());
         let mut set = zones.write();
         let zone = &mut set.zones_mut()[0];
         let record = |i: usize| {
@@ -1019,7 +1056,7 @@ pub(crate) mod tests {
     fn the_journal_keeps_only_its_last_changes() {
         let limits = Limits {
             journal_changes: 2,
-            ..Limits::default()
+            ..one_replica()
         };
         let zones = Zones::new(&[zone_config("example.org.")], 1, limits);
         let mut set = zones.write();

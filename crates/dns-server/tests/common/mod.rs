@@ -57,7 +57,9 @@ impl Served {
     /// The server as `config` describes it.
     pub fn with(config: ServerConfig) -> Served {
         let config = Arc::new(config);
-        let zones = Arc::new(Zones::new(&config.zones, 2_026_010_100, config.limits));
+        // The clock's seconds, as the binary starts (`zones_and_provider`): serials settle after it.
+        let serial = u32::try_from(extdns_dns_wire::unix_now()).expect("a 32-bit clock");
+        let zones = Arc::new(Zones::new(&config.zones, serial, config.limits));
         let provider = DnsServerProvider::new(zones.clone(), 60);
         let metrics = ServerMetrics::default();
         let server = DnsServer::bind(config, zones.clone(), metrics.clone()).expect("binds 127.0.0.1:0");
