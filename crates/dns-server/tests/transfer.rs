@@ -462,18 +462,7 @@ fn a_knot_secondary_of_a_signed_zone_serves_answers_that_validate() {
         limits: still_serials(),
         ..ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone])
     });
-    served.apply(
-        &[
-            ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]),
-            ep("www.example.org", RecordType::Cname, &["web.example.org"]),
-            ep("chain.example.org", RecordType::Cname, &["www.example.org"]),
-            ep("*.wild.example.org", RecordType::A, &["192.0.2.4"]),
-            ep("a.b.c.example.org", RecordType::A, &["192.0.2.3"]),
-            ep("sub.example.org", RecordType::Ns, &["ns.sub.example.org"]),
-            ep("ns.sub.example.org", RecordType::A, &["192.0.2.6"]),
-        ]
-        .map(Change::Create),
-    );
+    served.apply(&common::answer_shapes().map(Change::Create));
     let primary = Primary {
         port: served.port(),
         key: None,

@@ -114,3 +114,18 @@ pub fn zone_config() -> ZoneConfig {
 pub fn ep(dns_name: &str, record_type: RecordType, targets: &[&str]) -> Endpoint {
     Endpoint::new(dns_name, record_type, targets.iter().copied())
 }
+
+/// A record of every answer shape a signed zone proves: positive (two addresses), a CNAME chain, a
+/// wildcard, an empty non-terminal (b.c) and an unsigned delegation with its glue.
+#[allow(dead_code, reason = "the dnssec and transfer suites use it; the others do not")]
+pub fn answer_shapes() -> [Endpoint; 7] {
+    [
+        ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]),
+        ep("www.example.org", RecordType::Cname, &["web.example.org"]),
+        ep("chain.example.org", RecordType::Cname, &["www.example.org"]),
+        ep("*.wild.example.org", RecordType::A, &["192.0.2.4"]),
+        ep("a.b.c.example.org", RecordType::A, &["192.0.2.3"]),
+        ep("sub.example.org", RecordType::Ns, &["ns.sub.example.org"]),
+        ep("ns.sub.example.org", RecordType::A, &["192.0.2.6"]),
+    ]
+}
