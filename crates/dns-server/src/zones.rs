@@ -297,7 +297,11 @@ impl Zone {
             journal: Journal::new(limits.journal_changes),
             records: 0,
             signing: None,
-            settling: Settling::new(limits.serial_cell),
+            settling: Settling::new(
+                limits.serial_cell,
+                config.dnssec.as_ref().map(|d| d.validity_secs / 4),
+                serial,
+            ),
             config,
         };
         let apex = zone.config.origin.clone();
@@ -767,15 +771,29 @@ struct Settling {
     /// Whether the current serial means the same content on every replica: settled, or settling off
     /// (one replica).
     shared: bool,
+    /// For a signed zone: how often the serial moves on even when nothing changed (a multiple of the
+    /// span), so secondaries transfer again and take the signatures renewed meanwhile, before theirs
+    /// expire. Every replica moves at the same instants.
+    refresh: Option<u32>,
+    /// The refresh period (seconds since the epoch / `refresh`) of the last settled serial.
+    period: u32,
 }
 
 impl Settling {
-    fn new(cell: Option<std::time::Duration>) -> Settling {
+    /// Settling in spans of `cell` (`None`: off), a signed zone's serial refreshed every `refresh`
+    /// seconds, starting at `now`.
+    fn new(cell: Option<std::time::Duration>, refresh: Option<u32>, now: u32) -> Settling {
+        let cell = cell.map(|c| u32::try_from(c.as_secs()).unwrap_or(u32::MAX).max(2));
+        let refresh = cell
+            .zip(refresh)
+            .map(|(cell, every)| (every / cell).max(1).saturating_mul(cell));
         Settling {
-            cell: cell.map(|c| u32::try_from(c.as_secs()).unwrap_or(u32::MAX).max(2)),
+            cell,
             digest: 0,
             unsettled: None,
             shared: cell.is_none(),
+            refresh,
+            period: refresh.map_or(0, |every| now / every),
         }
     }
 
@@ -795,21 +813,38 @@ impl Settling {
         }
     }
 
-    /// The end of the span of the last unsettled change.
+    /// The end of the span of the last unsettled change, or the next refresh of a signed zone.
     fn due(&self) -> Option<u32> {
         let cell = self.cell?;
-        self.unsettled.map(|span| span.saturating_add(1).saturating_mul(cell))
+        let refresh = self
+            .refresh
+            .map(|every| self.period.saturating_add(1).saturating_mul(every));
+        match self.unsettled {
+            Some(span) => Some(span.saturating_add(1).saturating_mul(cell)),
+            None => refresh,
+        }
     }
 
     /// The settled serial, once the span of the last change is over at `now`: the second half of the
     /// next span, at an offset the digest picks, so two contents settled in one span differ.
+    /// A signed zone's refresh settles as if its content had changed in the span before the refresh's
+    /// instant, so every replica gives it the same serial.
     fn settle(&mut self, now: u32) -> Option<u32> {
-        let (cell, span) = (self.cell?, self.unsettled?);
+        let cell = self.cell?;
+        let refresh_due = self.refresh.is_some_and(|every| now / every > self.period);
+        let span = match self.unsettled {
+            Some(span) => span,
+            None if refresh_due => (now / cell).wrapping_sub(1),
+            None => return None,
+        };
         if now / cell <= span {
             return None;
         }
         self.unsettled = None;
         self.shared = true;
+        if let Some(every) = self.refresh {
+            self.period = now / every;
+        }
         let half = cell / 2;
         let offset = u32::try_from(self.digest % u64::from(half)).unwrap_or(0);
         Some(
@@ -1028,6 +1063,53 @@ pub(crate) mod tests {
         );
         assert!(two.settle(t0 + 120));
         assert_ne!(serial_of(&two) - 60, settled, "another content, another offset");
+    }
+
+    #[test]
+    fn a_signed_zones_serial_moves_on_at_the_same_instants_on_every_replica_so_secondaries_renew() {
+        let day: u32 = 86_400;
+        // Midnight: a multiple of a day, and of the span.
+        let t0: u32 = 1_800_000_000 / day * day;
+        let key = crate::dnssec::ZoneKey::generate(crate::dnssec::KeyAlgorithm::Ed25519).expect("key");
+        let config = ZoneConfig {
+            dnssec: Some(crate::dnssec::DnssecConfig {
+                key,
+                validity_secs: 4 * day,
+            }),
+            ..zone_config("example.org.")
+        };
+        let limits = Limits {
+            serial_cell: Some(std::time::Duration::from_secs(60)),
+            ..Limits::default()
+        };
+        let replicas: Vec<Zones> = [t0 + 10, t0 + 3_000]
+            .into_iter()
+            .map(|start| Zones::new(std::slice::from_ref(&config), start, limits))
+            .collect();
+        for (replica, at) in replicas.iter().zip([t0 + 4_000, t0 + 4_010]) {
+            replica.write().zones_mut()[0].commit(at, vec![], vec![]);
+            assert!(replica.settle(at + 60));
+        }
+        let settled: Vec<u32> = replicas.iter().map(serial_of).collect();
+        assert_eq!(settled[0], settled[1]);
+        // Refreshed every validity / 4 = a day: not before, and then at once, alike.
+        let next = t0 + day;
+        assert_eq!(replicas[0].settles_at(), Some(next));
+        assert!(!replicas[0].settle(next - 1));
+        let refreshed: Vec<u32> = replicas
+            .iter()
+            .map(|r| {
+                assert!(r.settle(next + 1), "the refresh is due");
+                serial_of(r)
+            })
+            .collect();
+        assert_eq!(refreshed[0], refreshed[1], "the same instant, the same serial");
+        assert!(after(refreshed[0], settled[0]));
+        assert!((next + 30..next + 60).contains(&refreshed[0]), "{}", refreshed[0]);
+        assert_eq!(replicas[0].settles_at(), Some(next + day));
+        // An unsigned zone is not refreshed.
+        let unsigned = Zones::new(&[zone_config("example.org.")], t0, limits);
+        assert_eq!(unsigned.settles_at(), None);
     }
 
     #[test]
