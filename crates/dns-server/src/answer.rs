@@ -9,8 +9,10 @@ use hickory_proto::op::{Edns, Message, Metadata, OpCode, ResponseCode};
 use hickory_proto::rr::{DNSClass, LowerName, Name, RData, RecordType};
 use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
 
+use crate::dnssec::ZoneSigning;
+use crate::dnssec_answer::{AnswerSet, Denial, Proof};
 use crate::metrics::Transport;
-use crate::zones::{Node, Zone, ZoneSet};
+use crate::zones::{Node, RrSet, Zone, ZoneSet};
 
 /// The UDP payload size the server offers in its OPT record: the DNS Flag Day 2020 value, which fits in
 /// one unfragmented packet on every common path.
@@ -24,9 +26,15 @@ const PLAIN_UDP: u16 = 512;
 const MAX_CHAIN: usize = 8;
 
 /// The answer to `request`: a query (not a transfer) that parsed, received over `transport` by a client
-/// that takes `max_size` bytes. The answer is built whole; [`encode`] fits it into `max_size` (the
-/// listeners call it; TCP passes `u16::MAX`).
-pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport, _max_size: u16) -> Message {
+/// that takes `max_size` bytes, signed when the client set DO and the zone is signed. The answer is built
+/// whole; [`encode`] fits it into `max_size` (the listeners call it; TCP passes `u16::MAX`).
+pub(crate) fn respond(zones: &ZoneSet, request: &Message, transport: Transport, max_size: u16) -> Message {
+    prepare(zones, request, transport, max_size).signed(crate::dnssec::now())
+}
+
+/// The answer to `request` as [`respond`] makes it, not signed yet: the listeners rate limit it first
+/// ([`crate::guard`]) and sign only what is sent, so a flood that is dropped costs no signature.
+pub(crate) fn prepare<'z>(zones: &'z ZoneSet, request: &Message, _transport: Transport, _max_size: u16) -> Answer<'z> {
     let mut response = Message::new(
         request.metadata.id,
         hickory_proto::op::MessageType::Response,
@@ -42,7 +50,7 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
         if edns.version() > 0 {
             // RFC 6891 §6.1.3: a version we do not speak gets BADVERS, and nothing else.
             response.metadata.response_code = ResponseCode::BADVERS;
-            return response;
+            return response.into();
         }
     }
     let [query] = request.queries.as_slice() else {
@@ -50,7 +58,7 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
             OpCode::Query | OpCode::Notify | OpCode::Update => ResponseCode::FormErr,
             _ => ResponseCode::NotImp,
         };
-        return response;
+        return response.into();
     };
     match request.op_code {
         OpCode::Query => response.queries.push(query.clone()),
@@ -64,25 +72,25 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
                 OpCode::Update if served => ResponseCode::Refused,
                 _ => ResponseCode::NotAuth,
             };
-            return response;
+            return response.into();
         }
         // STATUS, IQUERY (obsolete), DSO and unassigned codes: NOTIMP with no sections, as BIND.
         _ => {
             response.metadata.response_code = ResponseCode::NotImp;
-            return response;
+            return response.into();
         }
     }
     match query.query_type() {
         // Types that only live in the additional section, or are never asked for.
         RecordType::OPT | RecordType::TSIG => {
             response.metadata.response_code = ResponseCode::FormErr;
-            return response;
+            return response.into();
         }
         // Only reached when the transfer side gave the request back: refuse, as a server without a
         // transfer for the asker does.
         RecordType::AXFR | RecordType::IXFR => {
             response.metadata.response_code = ResponseCode::Refused;
-            return response;
+            return response.into();
         }
         _ => {}
     }
@@ -91,27 +99,88 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
         (DNSClass::IN, Some(zone)) => zone,
         _ => {
             response.metadata.response_code = ResponseCode::Refused;
-            return response;
+            return response.into();
         }
     };
     response.metadata.authoritative = true;
-    resolve(zone, query.name(), name, query.query_type(), &mut response);
+    let mut proof = Proof::default();
+    resolve(zone, query.name(), name, query.query_type(), &mut response, &mut proof);
     let dnssec_ok = request.edns.as_ref().is_some_and(|e| e.flags().dnssec_ok);
-    if let (true, Some(signing)) = (dnssec_ok, zone.signing()) {
-        let now = crate::dnssec::now();
-        crate::dnssec_answer::add_dnssec(zone, signing, query.name(), query.query_type(), &mut response, now);
+    let dnssec = match (dnssec_ok, zone.signing()) {
+        (true, Some(signing)) => Some(Pending { zone, signing, proof }),
+        _ => None,
+    };
+    Answer {
+        message: response,
+        dnssec,
     }
-    response
 }
+
+/// An answer built but not signed yet: the message as an unsigned server would send it, and, when the
+/// client set DO and the zone is signed, what signing it needs (borrowed from the zones, so it lives no
+/// longer than the read lock).
+#[derive(Debug)]
+pub(crate) struct Answer<'z> {
+    message: Message,
+    dnssec: Option<Pending<'z>>,
+}
+
+/// What signing an answer needs: the zone, its signer and what the answer's walk noted.
+#[derive(Debug)]
+struct Pending<'z> {
+    zone: &'z Zone,
+    signing: &'z ZoneSigning,
+    proof: Proof<'z>,
+}
+
+impl Answer<'_> {
+    /// The answer as built, before any DNSSEC record is added: what rate limiting classifies (a signed
+    /// zone's missing name is still NXDOMAIN here, not yet RFC 9824's NODATA).
+    pub(crate) fn message(&self) -> &Message {
+        &self.message
+    }
+
+    /// What the walk noted for signing, when the answer is to be signed.
+    #[cfg(test)]
+    pub(crate) fn proof(&self) -> Option<&Proof<'_>> {
+        self.dnssec.as_ref().map(|p| &p.proof)
+    }
+
+    /// The answer without its DNSSEC records: for one that is slipped rather than sent.
+    pub(crate) fn unsigned(self) -> Message {
+        self.message
+    }
+
+    /// The answer to send, with its signatures and denial when the client asked for them; `now` dates
+    /// the proofs signed here (seconds since the epoch, serial-number arithmetic).
+    pub(crate) fn signed(self, now: u32) -> Message {
+        let mut message = self.message;
+        if let Some(p) = self.dnssec {
+            crate::dnssec_answer::add_dnssec(p.zone, p.signing, p.proof, &mut message, now);
+        }
+        message
+    }
+}
+
+impl From<Message> for Answer<'_> {
+    /// A message that needs no signing (a refusal, an error).
+    fn from(message: Message) -> Self {
+        Answer { message, dnssec: None }
+    }
+}
+
+/// A node found in a zone, with the lower-cased name it is kept (and its sets signed) under.
+type Found<'z> = (&'z LowerName, &'z Node);
 
 /// Where a name sits in a zone.
 enum Place<'z> {
     /// The name is at or below a delegation point other than the apex: the node holding the NS set.
-    Cut(&'z Node),
+    Cut(Found<'z>),
     /// The name exists (with data or as an empty non-terminal).
-    Node(&'z Node),
-    /// The name does not exist, but the wildcard at its closest encloser does (RFC 4592 §3.3.1).
-    Wildcard(&'z Node),
+    Node(Found<'z>),
+    /// The name does not exist, but the wildcard at its closest encloser does (RFC 4592 §3.3.1): the
+    /// wildcard's node and the labels of the next closer name (the encloser's and one more).
+    Wildcard(Found<'z>, u8),
     /// The name does not exist and nothing synthesises it.
     Nothing,
 }
@@ -121,14 +190,14 @@ enum Place<'z> {
 fn place<'z>(zone: &'z Zone, name: &LowerName, query_type: RecordType) -> Place<'z> {
     let apex_labels = zone.lower_origin().num_labels();
     let mut exact = None;
-    let mut encloser = None;
+    let mut encloser: Option<&Node> = None;
     let mut cut = None;
     let mut current = name.clone();
     while current.num_labels() > apex_labels {
-        if let Some(node) = zone.node(&current) {
+        if let Some(found @ (_, node)) = zone.node_entry(&current) {
             if encloser.is_none() && exact.is_none() {
                 if &current == name {
-                    exact = Some(node);
+                    exact = Some(found);
                 } else {
                     encloser = Some(node);
                 }
@@ -136,7 +205,7 @@ fn place<'z>(zone: &'z Zone, name: &LowerName, query_type: RecordType) -> Place<
             // A DS query at the cut itself is the parent side's (RFC 4035 §3.1.4.1): not a referral.
             let ds_at_cut = query_type == RecordType::DS && &current == name;
             if node.rrset(RecordType::NS).is_some() && !ds_at_cut {
-                cut = Some(node);
+                cut = Some(found);
             }
         }
         current = current.base_name();
@@ -144,28 +213,38 @@ fn place<'z>(zone: &'z Zone, name: &LowerName, query_type: RecordType) -> Place<
     if let Some(cut) = cut {
         return Place::Cut(cut);
     }
-    if let Some(node) = exact.or_else(|| (name == zone.lower_origin()).then(|| zone.node(name)).flatten()) {
-        return Place::Node(node);
+    if let Some(found) = exact.or_else(|| (name == zone.lower_origin()).then(|| zone.node_entry(name)).flatten()) {
+        return Place::Node(found);
     }
-    let encloser = encloser.map_or_else(|| zone.origin().clone(), |n| n.name().clone());
+    let encloser = encloser.map_or_else(|| zone.origin(), Node::name);
+    let next_closer = encloser.num_labels().saturating_add(1);
     let Ok(source) = encloser.prepend_label("*") else {
         return Place::Nothing;
     };
-    match zone.node(&LowerName::new(&source)) {
-        Some(node) => Place::Wildcard(node),
+    match zone.node_entry(&LowerName::new(&source)) {
+        Some(found) => Place::Wildcard(found, next_closer),
         None => Place::Nothing,
     }
 }
 
-/// Fills the answer to `qname`/`query_type` in `zone`, following in-zone CNAMEs.
-fn resolve(zone: &Zone, qname: &Name, lower: LowerName, query_type: RecordType, response: &mut Message) {
+/// Fills the answer to `qname`/`query_type` in `zone`, following in-zone CNAMEs, and notes in `proof`
+/// what signing it needs (so a DO answer walks the tree once).
+fn resolve<'z>(
+    zone: &'z Zone,
+    qname: &Name,
+    lower: LowerName,
+    query_type: RecordType,
+    response: &mut Message,
+    proof: &mut Proof<'z>,
+) {
     let mut owner = qname.clone();
     let mut lower = lower;
     let mut seen: Vec<LowerName> = Vec::new();
     for step in 0..MAX_CHAIN {
-        let node = match place(zone, &lower, query_type) {
-            Place::Cut(cut) if step == 0 => {
+        let ((key, node), next_closer) = match place(zone, &lower, query_type) {
+            Place::Cut((_, cut)) if step == 0 => {
                 referral(zone, cut, response);
+                proof.deny(Denial::Unsigned(cut));
                 return;
             }
             // A CNAME into a delegated name: the answer stops at the CNAME, the resolver asks on.
@@ -173,31 +252,47 @@ fn resolve(zone: &Zone, qname: &Name, lower: LowerName, query_type: RecordType, 
             Place::Nothing => {
                 response.metadata.response_code = ResponseCode::NXDomain;
                 response.authorities.push(zone.negative_soa());
+                proof.deny(Denial::NoName(owner));
                 return;
             }
             // An exact name is answered under the question's spelling (and compresses against it); a
             // wildcard's records are owned by the name asked for (RFC 4592 §2.1.1).
-            Place::Node(node) | Place::Wildcard(node) => node,
+            Place::Node(found) => (found, None),
+            Place::Wildcard(found, next_closer) => (found, Some(next_closer)),
+        };
+        let mut answer = |set: &RrSet, response: &mut Message| {
+            let before = response.answers.len();
+            response.answers.extend(set.records(&owner));
+            proof.answered(AnswerSet {
+                records: response.answers.len() - before,
+                signed_as: key,
+                record_type: set.record_type,
+                next_closer,
+            });
         };
         if query_type == RecordType::ANY {
             // RFC 8482 §4.1: one record set of those present is enough.
             match node.rrsets().first() {
-                Some(set) => response.answers.extend(set.records(&owner)),
-                None => response.authorities.push(zone.negative_soa()),
+                Some(set) => answer(set, response),
+                None => {
+                    response.authorities.push(zone.negative_soa());
+                    proof.deny(Denial::NoType(owner, node));
+                }
             }
             return;
         }
         if let Some(set) = node.rrset(query_type) {
-            response.answers.extend(set.records(&owner));
+            answer(set, response);
             additional_addresses(zone, set.data.iter(), response);
             return;
         }
         let Some(cname) = node.rrset(RecordType::CNAME) else {
             // NODATA: the name exists (perhaps only as an empty non-terminal), the type does not.
             response.authorities.push(zone.negative_soa());
+            proof.deny(Denial::NoType(owner, node));
             return;
         };
-        response.answers.extend(cname.records(&owner));
+        answer(cname, response);
         let Some(RData::CNAME(target)) = cname.data.first() else {
             return;
         };

@@ -103,6 +103,12 @@ pub struct Limits {
     pub tcp_idle: Duration,
     /// Changes kept per zone for IXFR; older serials get a full transfer.
     pub journal_changes: usize,
+    /// The span of clock a zone's serial settles on: once the span in which its content last changed
+    /// is over, the serial becomes one derived from that span and the content alone, the same on every
+    /// replica, and only such serials are sent in NOTIFY and answered by IXFR diffs ([`crate::zones`]).
+    /// `None`: each write's serial is final, NOTIFY follows every write at once, and secondaries must
+    /// follow one replica.
+    pub serial_cell: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -111,6 +117,7 @@ impl Default for Limits {
             tcp_connections: 256,
             tcp_idle: Duration::from_secs(10),
             journal_changes: 1_000,
+            serial_cell: Some(Duration::from_secs(10)),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The DNSSEC records of an answer from a signed zone to a client that set DO (RFC 3225): the answer is
-//! built unsigned by `crate::answer`, then this adds each set's stored RRSIG and the denial a negative, wildcard or referral
-//! answer needs, so the unsigned path stays as it was and the two meet in one call.
+//! built unsigned by `crate::answer`, which notes as it walks the zone what each set of the answer is
+//! signed as and what the negative part is about (a [`Proof`]); this adds each set's stored RRSIG and the
+//! denial a negative, wildcard or referral answer needs from that note, without walking the zone again,
+//! so the unsigned path stays as it was and the two meet in one call.
 
 use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::{LowerName, Name, RData, Record, RecordType};
@@ -9,25 +11,74 @@ use crate::dnssec::ZoneSigning;
 use crate::dnssec::denial;
 use crate::zones::{Node, Zone};
 
-/// Adds to `response` (the authoritative answer to `qname`/`qtype` from `zone`) the signatures and proofs
-/// a validator needs; `now` dates the proofs signed here (seconds since the epoch).
-pub(crate) fn add_dnssec(
-    zone: &Zone,
-    signing: &ZoneSigning,
-    qname: &Name,
-    qtype: RecordType,
-    response: &mut Message,
-    now: u32,
-) {
-    let ctx = Ctx { zone, signing, now };
-    if !response.metadata.authoritative {
-        ctx.referral(response);
-        return;
+/// Record sets an answer can hold: one per link of the longest CNAME chain followed.
+const MAX_SETS: usize = 8;
+
+/// What the walk that built an answer found, for signing it: the sets of its answer section in order,
+/// and what its denial is about. Held on the stack: an answer to a client without DO pays nothing more.
+#[derive(Debug, Default)]
+pub(crate) struct Proof<'z> {
+    sets: [Option<AnswerSet<'z>>; MAX_SETS],
+    denial: Option<Denial<'z>>,
+}
+
+/// One record set of the answer section.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AnswerSet<'z> {
+    /// How many records of the answer section it is.
+    pub(crate) records: usize,
+    /// The name it is stored and signed under: the name itself, or the wildcard that synthesised it.
+    pub(crate) signed_as: &'z LowerName,
+    /// Its type.
+    pub(crate) record_type: RecordType,
+    /// For a set a wildcard synthesised: the labels of the next closer name, whose absence the answer
+    /// proves.
+    pub(crate) next_closer: Option<u8>,
+}
+
+/// What the negative part of an answer is about.
+#[derive(Debug)]
+pub(crate) enum Denial<'z> {
+    /// The name (the last of the chain) does not exist: RFC 9824's NXNAME.
+    NoName(Name),
+    /// The name exists (or a wildcard stands for it) with these sets, not the type asked.
+    NoType(Name, &'z Node),
+    /// A referral to this delegation, which has no DS: unsigned.
+    Unsigned(&'z Node),
+}
+
+impl<'z> Proof<'z> {
+    /// Notes the next set of the answer section.
+    pub(crate) fn answered(&mut self, set: AnswerSet<'z>) {
+        if let Some(slot) = self.sets.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(set);
+        }
     }
-    ctx.sign_answers(response);
-    let negative = response.authorities.iter().any(|r| r.record_type() == RecordType::SOA);
-    if negative {
-        ctx.deny(qname, qtype, response);
+
+    /// Notes what the answer denies.
+    pub(crate) fn deny(&mut self, denial: Denial<'z>) {
+        self.denial = Some(denial);
+    }
+}
+
+/// Adds to `response` (the authoritative answer from `zone` that `proof` was noted for) the signatures
+/// and proofs a validator needs; `now` dates the proofs signed here (seconds since the epoch).
+pub(crate) fn add_dnssec(zone: &Zone, signing: &ZoneSigning, proof: Proof<'_>, response: &mut Message, now: u32) {
+    let ctx = Ctx { zone, signing, now };
+    ctx.sign_answers(&proof.sets, response);
+    match proof.denial {
+        Some(Denial::Unsigned(cut)) => ctx.referral(cut, response),
+        Some(Denial::NoName(last)) => {
+            ctx.sign_soa(response);
+            response.metadata.response_code = ResponseCode::NoError;
+            ctx.push_signed(&mut response.authorities, denial::nxname(&last), last);
+        }
+        Some(Denial::NoType(last, node)) => {
+            ctx.sign_soa(response);
+            let nsec = denial::at_name(&last, types_of(node));
+            ctx.push_signed(&mut response.authorities, nsec, last);
+        }
+        None => {}
     }
 }
 
@@ -39,107 +90,52 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// A referral: the delegation is unsigned, which an NSEC at the cut with NS and no DS proves.
-    fn referral(&self, response: &mut Message) {
-        let Some(cut) = response
-            .authorities
-            .iter()
-            .find(|r| r.record_type() == RecordType::NS)
-            .map(|r| r.name.clone())
-        else {
-            return;
-        };
-        let types = self
-            .zone
-            .node(&LowerName::new(&cut))
-            .map(|n| types_of(n).collect::<Vec<_>>())
-            .unwrap_or_else(|| vec![RecordType::NS]);
-        let ttl = self.negative_ttl();
-        if let Some(nsec) = denial::at_name(&cut, types) {
-            self.push_signed(&mut response.authorities, &cut, ttl, nsec);
-        }
+    fn referral(&self, cut: &Node, response: &mut Message) {
+        let nsec = denial::at_name(cut.name(), types_of(cut));
+        self.push_signed(&mut response.authorities, nsec, cut.name().clone());
     }
 
     /// Each record set of the answer section followed by its RRSIG; a set a wildcard synthesised gets
-    /// the wildcard's signature and the NSEC proving the name asked does not exist.
-    fn sign_answers(&self, response: &mut Message) {
-        let answers = std::mem::take(&mut response.answers);
-        let mut signed = Vec::with_capacity(answers.len() * 2);
-        let mut at = 0;
-        while at < answers.len() {
-            let first = &answers[at];
-            let end = at
-                + answers[at..]
-                    .iter()
-                    .take_while(|r| r.record_type() == first.record_type() && r.name == first.name)
-                    .count();
-            signed.extend_from_slice(&answers[at..end]);
-            let owner = first.name.clone();
-            let record_type = first.record_type();
-            let lower = LowerName::new(&owner);
-            let exact = self.zone.node(&lower).and_then(|n| n.rrset(record_type)).is_some();
-            if exact {
-                signed.extend(self.signing.rrsig_record(&lower, record_type, &owner));
-            } else if let Some((wildcard, next_closer)) = self.wildcard_of(&lower) {
-                signed.extend(self.signing.rrsig_record(&wildcard, record_type, &owner));
-                self.prove_absent(&next_closer, response);
-            }
-            at = end;
+    /// the wildcard's signature and the NSEC proving the name asked does not exist. The records are
+    /// moved, not copied.
+    fn sign_answers(&self, sets: &[Option<AnswerSet<'_>>], response: &mut Message) {
+        let sets = sets.iter().map_while(|s| s.as_ref());
+        if sets.clone().next().is_none() {
+            return;
         }
+        let answers = std::mem::take(&mut response.answers);
+        let mut signed = Vec::with_capacity(answers.len() + MAX_SETS);
+        let mut records = answers.into_iter();
+        for set in sets {
+            let start = signed.len();
+            signed.extend(records.by_ref().take(set.records));
+            let Some(owner) = signed.get(start).map(|r: &Record| r.name.clone()) else {
+                continue;
+            };
+            signed.extend(self.signing.rrsig_record(set.signed_as, set.record_type, &owner));
+            if let Some(labels) = set.next_closer {
+                self.prove_absent(&owner.trim_to(usize::from(labels)), response);
+            }
+        }
+        signed.extend(records);
         response.answers = signed;
     }
 
-    /// The denial of a negative answer: the SOA's signature, and an NSEC at the last name of the chain
-    /// (compact: a name that does not exist is answered NODATA, NXNAME in its bitmap).
-    fn deny(&self, qname: &Name, qtype: RecordType, response: &mut Message) {
-        if let Some(soa) = response.authorities.iter().find(|r| r.record_type() == RecordType::SOA) {
-            let lower = LowerName::new(&soa.name);
-            // Served with the SOA's negative TTL (RFC 2308 §3), as the SOA itself is.
-            let sig = self
-                .signing
-                .rrsig_record(&lower, RecordType::SOA, &soa.name)
-                .map(|mut sig| {
-                    sig.ttl = soa.ttl;
-                    sig
-                });
-            response.authorities.extend(sig);
-        }
-        let last = last_name(qname, qtype, &response.answers);
-        let lower = LowerName::new(&last);
-        if !self.zone.lower_origin().zone_of(&lower) {
+    /// The SOA of a negative answer signed, with the SOA's negative TTL (RFC 2308 §3), as the SOA
+    /// itself is served.
+    fn sign_soa(&self, response: &mut Message) {
+        let Some(soa) = response.authorities.iter().find(|r| r.record_type() == RecordType::SOA) else {
             return;
-        }
-        let nsec = if response.metadata.response_code == ResponseCode::NXDomain {
-            response.metadata.response_code = ResponseCode::NoError;
-            denial::nxname(&last)
-        } else {
-            let node = self
-                .zone
-                .node(&lower)
-                .or_else(|| self.wildcard_of(&lower).and_then(|(w, _)| self.zone.node(&w)));
-            let types: Vec<RecordType> = node.map(|n| types_of(n).collect()).unwrap_or_default();
-            denial::at_name(&last, types)
         };
-        let ttl = self.negative_ttl();
-        if let Some(nsec) = nsec {
-            self.push_signed(&mut response.authorities, &last, ttl, nsec);
-        }
-    }
-
-    /// For a name that does not exist: the wildcard at its closest encloser, and the next closer name
-    /// (the encloser with one more label of the name), if that wildcard exists.
-    fn wildcard_of(&self, name: &LowerName) -> Option<(LowerName, Name)> {
-        let apex = self.zone.lower_origin().num_labels();
-        let mut next_closer: Name = name.into();
-        let mut encloser = next_closer.base_name();
-        while encloser.num_labels() >= apex {
-            if self.zone.node(&LowerName::new(&encloser)).is_some() {
-                let wildcard = LowerName::new(&encloser.prepend_label("*").ok()?);
-                return self.zone.node(&wildcard).map(|_| (wildcard, next_closer));
-            }
-            next_closer = encloser;
-            encloser = next_closer.base_name();
-        }
-        None
+        let ttl = soa.ttl;
+        let sig = self
+            .signing
+            .rrsig_record(self.zone.lower_origin(), RecordType::SOA, &soa.name)
+            .map(|mut sig| {
+                sig.ttl = ttl;
+                sig
+            });
+        response.authorities.extend(sig);
     }
 
     /// The NSEC covering `next_closer` and its signature, in the authority section.
@@ -149,20 +145,19 @@ impl Ctx<'_> {
         };
         let already = response.authorities.iter().any(|r| r.name == owner);
         if !already {
-            let ttl = self.negative_ttl();
-            self.push_signed(&mut response.authorities, &owner, ttl, nsec);
+            self.push_signed(&mut response.authorities, Some(nsec), owner);
         }
     }
 
-    fn push_signed(&self, section: &mut Vec<Record>, owner: &Name, ttl: u32, data: RData) {
-        let sig = self.signing.sign_now(owner, ttl, std::slice::from_ref(&data), self.now);
-        section.push(Record::from_rdata(owner.clone(), ttl, data));
+    /// `data` at `owner`, with the negative TTL (RFC 9077), and its signature made now.
+    fn push_signed(&self, section: &mut Vec<Record>, data: Option<RData>, owner: Name) {
+        let Some(data) = data else { return };
+        let ttl = self.zone.negative_ttl();
+        let sig = self
+            .signing
+            .sign_now(&owner, ttl, std::slice::from_ref(&data), self.now);
+        section.push(Record::from_rdata(owner, ttl, data));
         section.extend(sig);
-    }
-
-    /// An NSEC's TTL: the negative TTL (RFC 9077).
-    fn negative_ttl(&self) -> u32 {
-        self.zone.negative_soa().ttl
     }
 }
 
@@ -171,24 +166,8 @@ fn types_of(node: &Node) -> impl Iterator<Item = RecordType> + '_ {
     node.rrsets().iter().map(|s| s.record_type)
 }
 
-/// The name a chain of CNAMEs from `qname` ends at (the name the negative part of the answer is about).
-fn last_name(qname: &Name, qtype: RecordType, answers: &[Record]) -> Name {
-    let mut last = qname.clone();
-    if matches!(qtype, RecordType::CNAME | RecordType::ANY) {
-        return last;
-    }
-    for record in answers {
-        if let RData::CNAME(target) = &record.data
-            && record.name == last
-        {
-            last = target.0.clone();
-        }
-    }
-    last
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use hickory_proto::dnssec::rdata::{DNSKEY, DNSSECRData, NSEC, RRSIG};
     use hickory_proto::dnssec::{PublicKey, TBS};
     use hickory_proto::op::{Edns, Message, MessageType, OpCode, Query, ResponseCode};
@@ -205,7 +184,7 @@ mod tests {
     use crate::zones::tests::zone_config;
 
     /// A signed example.org.: web (A), www (CNAME web), chain (CNAME www), *.wild (A), sub (delegated).
-    fn signed(algorithm: KeyAlgorithm) -> Zones {
+    pub(crate) fn signed(algorithm: KeyAlgorithm) -> Zones {
         let mut config = zone_config("example.org.");
         config.dnssec = Some(DnssecConfig::new(ZoneKey::generate(algorithm).expect("key")));
         let zones = Zones::new(&[config], 7, Limits::default());
@@ -327,6 +306,56 @@ mod tests {
         let (nsec, data) = nsec_of(&r.authorities);
         let qname = name("a.b.wild.example.org.");
         assert!(nsec.name < qname && &qname < data.next_domain_name());
+    }
+
+    #[test]
+    fn one_walk_notes_what_each_set_is_signed_as_and_what_is_denied() {
+        let zones = signed(KeyAlgorithm::EcdsaP256);
+        {
+            let mut all = zones.write();
+            let zone = &mut all.zones_mut()[0];
+            zone.put(&name("alias.example.org."), set(vec![cname("x.wild.example.org.")]));
+            zone.put(&name("a.b.c.example.org."), set(vec![a("192.0.2.3")]));
+        }
+        let key = dnskey(&zones);
+        let set = zones.read();
+        let mut m = Message::new(7, MessageType::Query, OpCode::Query);
+        m.add_query(Query::query(name("Alias.example.org."), RecordType::A));
+        let mut edns = Edns::new();
+        edns.set_dnssec_ok(true);
+        m.set_edns(edns);
+        let answer = crate::answer::prepare(&set, &m, Transport::Tcp, u16::MAX);
+        let proof = answer.proof().expect("a DO question to a signed zone");
+        let noted: Vec<(String, RecordType, Option<u8>, usize)> = proof
+            .sets
+            .iter()
+            .flatten()
+            .map(|s| (s.signed_as.to_string(), s.record_type, s.next_closer, s.records))
+            .collect();
+        assert_eq!(
+            noted,
+            [
+                ("alias.example.org.".to_string(), RecordType::CNAME, None, 1),
+                ("*.wild.example.org.".to_string(), RecordType::A, Some(4), 1),
+            ],
+            "the CNAME under its own name, the target's set under the wildcard, x.wild the next closer"
+        );
+        assert!(proof.denial.is_none());
+        let r = answer.signed(crate::dnssec::now());
+        assert_eq!(verify(&r.answers, &key), [RecordType::CNAME, RecordType::A]);
+        assert_eq!(verify(&r.authorities, &key), [RecordType::NSEC]);
+        let (nsec, data) = nsec_of(&r.authorities);
+        let target = name("x.wild.example.org.");
+        assert!(nsec.name < target && &target < data.next_domain_name());
+        drop(set);
+        let ent = ask(&zones, "b.c.example.org.", RecordType::A, true);
+        assert_eq!(ent.response_code, ResponseCode::NoError);
+        let (_, data) = nsec_of(&ent.authorities);
+        assert_eq!(
+            data.type_bit_maps().count(),
+            2,
+            "an empty non-terminal: NSEC and RRSIG only"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What stands between a parsed query and its answer on a server open to the internet: the client's DNS
 //! cookie read before the answer is made ([`Guard::admit`]), and the answer stamped with our cookie and
-//! rate limited after ([`Guard::release`]). The listeners call both around [`answer::respond`](crate::answer);
+//! rate limited after ([`Guard::release`]), then signed if it is sent. The listeners call both around
+//! [`answer::prepare`](crate::answer);
 //! with cookies and RRL off, both are a branch each.
 //!
 //! The rules: a malformed COOKIE option gets FORMERR (RFC 7873 §5.2.2); a server cookie we cannot accept
@@ -18,7 +19,7 @@ use hickory_proto::rr::rdata::opt::EdnsOption;
 use prometheus_client::metrics::counter::Counter;
 use tracing::info;
 
-use crate::answer::OUR_PAYLOAD;
+use crate::answer::{Answer, OUR_PAYLOAD};
 use crate::cookie::{Cookie, CookieSecret, Cookies};
 use crate::metrics::{ClassLabels, ResultLabels, ServerMetrics, Transport};
 use crate::rrl::{Class, Limiter, RrlConfig, Verdict};
@@ -89,45 +90,48 @@ impl Guard {
         }
     }
 
-    /// `response` as it is to be sent to `peer` (with our cookie, or slipped), or `None`: send nothing.
+    /// `answer` as it is to be sent to `peer` (signed, with our cookie, or slipped), or `None`: send
+    /// nothing. The answer is classified unsigned and signed only once the limiter lets it out, so a
+    /// dropped or slipped answer costs no signature, and a signed zone's missing name is counted as
+    /// NXDOMAIN by its zone even though a DO client is then answered RFC 9824's NODATA.
     pub(crate) fn release(
         &self,
         request: &Message,
-        mut response: Message,
+        answer: Answer<'_>,
         cookie: Cookie,
         asker: &Asker,
         counters: &GuardCounters,
     ) -> Option<Message> {
         let Asker { transport, peer, now } = *asker;
-        if let Some(limiter) = &self.rrl
-            && transport == Transport::Udp
-            && !cookie.is_valid()
-        {
-            let (class, name, record_type) = Class::of(&response);
-            let (verdict, newly) = limiter.check(peer.ip(), class, name.as_ref(), record_type, now.mono);
-            if let Some(limited) = newly {
-                info!(
-                    prefix = %limited.prefix,
-                    length = limited.length,
-                    class = limited.class.label(),
-                    rate = limiter.config().responses_per_second,
-                    "rate limiting DNS answers to {}/{} (RRL): over the rate; slipping or dropping until quiet",
-                    limited.prefix,
-                    limited.length,
-                );
-            }
-            match verdict {
-                Verdict::Send => {}
-                Verdict::Drop => {
-                    counters.limited(class);
-                    return None;
+        let mut response = match &self.rrl {
+            Some(limiter) if transport == Transport::Udp && !cookie.is_valid() => {
+                let (class, name, record_type) = Class::of(answer.message());
+                let (verdict, newly) = limiter.check(peer.ip(), class, name.as_ref(), record_type, now.mono);
+                if let Some(limited) = newly {
+                    info!(
+                        prefix = %limited.prefix,
+                        length = limited.length,
+                        class = limited.class.label(),
+                        rate = limiter.config().responses_per_second,
+                        "rate limiting DNS answers to {}/{} (RRL): over the rate; slipping or dropping until quiet",
+                        limited.prefix,
+                        limited.length,
+                    );
                 }
-                Verdict::Slip => {
-                    counters.slipped(class);
-                    response = slip(request, response, cookie, self.cookies.is_some());
+                match verdict {
+                    Verdict::Send => answer.signed(now.unix),
+                    Verdict::Drop => {
+                        counters.limited(class);
+                        return None;
+                    }
+                    Verdict::Slip => {
+                        counters.slipped(class);
+                        slip(request, answer.unsigned(), cookie, self.cookies.is_some())
+                    }
                 }
             }
-        }
+            _ => answer.signed(now.unix),
+        };
         if let Some(cookies) = &self.cookies
             && let Some(option) = cookies.answer_option(cookie, peer.ip(), now.unix)
         {
@@ -298,7 +302,7 @@ mod tests {
             Ok(cookie) => (cookie, answer(request)),
             Err((cookie, refusal)) => (cookie, *refusal),
         };
-        g.release(request, response, cookie, asker, &c)
+        g.release(request, response.into(), cookie, asker, &c)
     }
 
     fn cookie_of(m: &Message) -> Option<Vec<u8>> {
@@ -390,6 +394,62 @@ mod tests {
         for _ in 0..20 {
             let r = through(&g, &request(None), &asker(Transport::Tcp, ip)).expect("never limited");
             assert_eq!(r.answers.len(), 1);
+        }
+    }
+
+    #[test]
+    fn a_random_subdomain_flood_on_a_signed_zone_is_limited_by_the_zone_and_only_sent_answers_are_signed() {
+        use hickory_proto::dnssec::rdata::DNSSECRData;
+
+        use crate::dnssec::KeyAlgorithm;
+        use crate::dnssec::denial::NXNAME;
+
+        let zones = crate::dnssec_answer::tests::signed(KeyAlgorithm::EcdsaP256);
+        let g = guard(3);
+        let c = counters();
+        let udp = asker(Transport::Udp, [192, 0, 2, 1]);
+        let set = zones.read();
+        let mut sent = Vec::new();
+        for i in 0..30u16 {
+            let mut q = Message::new(i, MessageType::Query, OpCode::Query);
+            let qname = Name::from_ascii(format!("r{i}.example.org.")).expect("name");
+            q.add_query(Query::query(qname, RecordType::A));
+            let mut edns = Edns::new();
+            edns.set_dnssec_ok(true);
+            q.set_edns(edns);
+            let answer = crate::answer::prepare(&set, &q, Transport::Udp, OUR_PAYLOAD);
+            assert_eq!(
+                answer.message().response_code,
+                ResponseCode::NXDomain,
+                "classified before the compact denial turns it into NODATA"
+            );
+            assert!(
+                answer
+                    .message()
+                    .authorities
+                    .iter()
+                    .all(|r| r.record_type() == RecordType::SOA)
+            );
+            sent.extend(g.release(&q, answer, Cookie::Absent, &udp, &c));
+        }
+        let is_signature = |r: &Record| r.record_type() == RecordType::RRSIG;
+        let (whole, slipped): (Vec<&Message>, Vec<&Message>) = sent.iter().partition(|m| !m.metadata.truncation);
+        assert_eq!(whole.len(), 3, "one key for the zone's missing names, not one per name");
+        for m in &whole {
+            assert_eq!(m.response_code, ResponseCode::NoError, "RFC 9824's NODATA once signed");
+            let nxname = m.authorities.iter().any(|r| match &r.data {
+                RData::DNSSEC(DNSSECRData::NSEC(n)) => n.type_bit_maps().any(|t| t == NXNAME),
+                _ => false,
+            });
+            assert!(nxname && m.authorities.iter().any(is_signature), "{m:?}");
+        }
+        assert_eq!(
+            slipped.len(),
+            27 / 2,
+            "every second limited answer slipped, the rest dropped"
+        );
+        for m in &slipped {
+            assert!(m.answers.is_empty() && m.authorities.is_empty() && m.additionals.is_empty());
         }
     }
 

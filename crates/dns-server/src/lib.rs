@@ -41,6 +41,8 @@ pub mod cookie;
 mod guard;
 pub mod rrl;
 pub mod tls;
+// Transfers of a signed zone to secondaries.
+mod signed_transfer;
 
 pub use config::{Limits, Secondary, ServerConfig, ZoneConfig};
 pub use cookie::{CookieSecret, CookieSecretError};

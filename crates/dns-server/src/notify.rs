@@ -2,12 +2,14 @@
 //! the change (IXFR) within moments instead of at its next SOA refresh.
 //!
 //! The loop only reads the zones briefly, never blocks a write, and coalesces a burst of writes into one
-//! NOTIFY per zone and secondary. Each NOTIFY is retried with backoff until the secondary answers, a bounded
+//! NOTIFY per zone and secondary. It also settles the zones' serials (`crate::zones`: the same on every
+//! replica once the span of the last change is over), which a secondary is then told of like a change. Each NOTIFY is retried with backoff until the secondary answers, a bounded
 //! number of times; a newer change of the same zone replaces a NOTIFY still being retried.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use extdns_dns_wire::{TsigError, TsigFailure, TsigKey, Verifier, unix_now};
@@ -46,7 +48,8 @@ struct Target {
     key: Option<TsigKey>,
 }
 
-/// Runs until `shutdown`: sends NOTIFY for every zone whose serial moved since the last one sent.
+/// Runs until `shutdown`: settles each zone's serial when the span of its last change is over
+/// ([`Zones::settle`]), and sends NOTIFY for every zone whose serial moved since the last one sent.
 pub(crate) async fn run(
     zones: Arc<Zones>,
     config: Arc<ServerConfig>,
@@ -54,16 +57,17 @@ pub(crate) async fn run(
     shutdown: CancellationToken,
 ) {
     let targets = targets(&config);
-    if targets.is_empty() {
-        shutdown.cancelled().await;
-        return;
-    }
+    let refusals: Arc<[AtomicBool]> = targets.iter().map(|_| AtomicBool::new(false)).collect();
     let mut changes = zones.subscribe();
     let serials = |zones: &Zones| -> HashMap<LowerName, (u32, Record)> {
         zones
             .read()
             .zones()
             .iter()
+            // Only serials every replica gives the same content (settled ones, when serials settle): a
+            // secondary told of a provisional one could take this replica's content under a number
+            // another replica gives other content.
+            .filter(|z| z.serial_is_shared())
             .map(|z| (z.lower_origin().clone(), (z.serial(), z.soa())))
             .collect()
     };
@@ -72,9 +76,19 @@ pub(crate) async fn run(
     let mut tasks = JoinSet::new();
     let mut running: HashMap<(LowerName, usize), AbortHandle> = HashMap::new();
     loop {
+        let settle = until_settled(&zones);
         tokio::select! {
             _ = shutdown.cancelled() => break,
             changed = changes.changed() => if changed.is_err() { break },
+            () = tokio::time::sleep(settle.unwrap_or(Duration::MAX)), if settle.is_some() => {
+                // A settled serial wakes `changes`, and is notified on the next turn.
+                zones.settle(crate::dnssec::now());
+                continue;
+            }
+        }
+        if targets.is_empty() {
+            changes.borrow_and_update();
+            continue;
         }
         tokio::select! {
             _ = shutdown.cancelled() => break,
@@ -90,7 +104,11 @@ pub(crate) async fn run(
                 if let Some(previous) = running.remove(&(origin.clone(), i)) {
                     previous.abort();
                 }
-                let handle = tasks.spawn(notify(target.clone(), soa.clone(), metrics.clone()));
+                let refused = Refusals {
+                    flags: refusals.clone(),
+                    index: i,
+                };
+                let handle = tasks.spawn(notify(target.clone(), soa.clone(), metrics.clone(), refused));
                 running.insert((origin.clone(), i), handle);
             }
         }
@@ -98,6 +116,40 @@ pub(crate) async fn run(
         running.retain(|_, handle| !handle.is_finished());
     }
     tasks.abort_all();
+}
+
+/// How long until a zone's serial is due to settle, if one is: a tenth of a second past the second it
+/// is due, so the clock read then has reached it.
+fn until_settled(zones: &Zones) -> Option<Duration> {
+    let at = zones.settles_at()?;
+    let now = extdns_dns_wire::unix_now();
+    let wait = u64::from(at).saturating_sub(now);
+    Some(Duration::from_secs(wait) + Duration::from_millis(100))
+}
+
+/// Whether a secondary's last NOTIFY was refused: a secondary that follows the replicas' Service
+/// accepts NOTIFY from one address and refuses the others' on every change, which is worth one warning,
+/// not one a change. Logged at warn when it starts refusing, at debug while it goes on.
+#[derive(Debug, Clone)]
+struct Refusals {
+    flags: Arc<[AtomicBool]>,
+    index: usize,
+}
+
+impl Refusals {
+    /// Notes a refusal; whether it is the first since the secondary last acknowledged one.
+    fn refused(&self) -> bool {
+        self.flags
+            .get(self.index)
+            .is_some_and(|f| !f.swap(true, std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Notes an acknowledgement.
+    fn acknowledged(&self) {
+        if let Some(f) = self.flags.get(self.index) {
+            f.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 }
 
 fn targets(config: &ServerConfig) -> Vec<Target> {
@@ -174,14 +226,20 @@ enum NotifyError {
 }
 
 /// Sends one NOTIFY for the zone of `soa` to `target`, retrying until it answers, and counts the outcome.
-async fn notify(target: Target, soa: Record, metrics: ServerMetrics) {
+async fn notify(target: Target, soa: Record, metrics: ServerMetrics, refusals: Refusals) {
     let zone = soa.name.clone();
     let outcome = send(&target, &soa, &backoff()).await;
     let secondary = target.address;
     match &outcome {
-        Outcome::Acknowledged => tracing::debug!(%zone, %secondary, "NOTIFY acknowledged"),
+        Outcome::Acknowledged => {
+            refusals.acknowledged();
+            tracing::debug!(%zone, %secondary, "NOTIFY acknowledged")
+        }
+        Outcome::Refused(rcode) if refusals.refused() => {
+            tracing::warn!(%zone, %secondary, %rcode, "the secondary refused NOTIFY; check its configuration names this server as primary (a secondary that follows the replicas' Service accepts NOTIFY from one address only: further refusals are logged at debug until it acknowledges one)")
+        }
         Outcome::Refused(rcode) => {
-            tracing::warn!(%zone, %secondary, %rcode, "the secondary refused NOTIFY; check its configuration names this server as primary")
+            tracing::debug!(%zone, %secondary, %rcode, "the secondary refused NOTIFY again")
         }
         Outcome::Unanswered => {
             tracing::warn!(%zone, %secondary, "the secondary did not answer NOTIFY; it will see the change at its next SOA refresh")
@@ -335,6 +393,54 @@ mod tests {
             got
         });
         (addr, task)
+    }
+
+    #[test]
+    fn a_secondary_that_keeps_refusing_is_warned_about_once_until_it_acknowledges() {
+        let flags: Arc<[AtomicBool]> = (0..2).map(|_| AtomicBool::new(false)).collect();
+        let first = Refusals {
+            flags: flags.clone(),
+            index: 0,
+        };
+        let second = Refusals { flags, index: 1 };
+        assert!(first.refused(), "the first refusal is warned about");
+        assert!(!first.refused(), "the next ones are not");
+        assert!(second.refused(), "each secondary apart");
+        first.acknowledged();
+        assert!(first.refused(), "refusing again after an acknowledgement is news");
+    }
+
+    #[tokio::test]
+    async fn a_zones_serial_settles_once_its_span_is_over() {
+        let limits = Limits {
+            serial_cell: Some(Duration::from_secs(2)),
+            ..Limits::default()
+        };
+        let zones = Arc::new(Zones::new(&[zone_config("example.org.")], 1, limits));
+        assert_eq!(until_settled(&zones), None, "nothing changed");
+        {
+            let mut set = zones.write();
+            set.zones_mut()[0].commit(crate::dnssec::now(), vec![], vec![]);
+        }
+        let provisional = zones.read().zones()[0].serial();
+        let wait = until_settled(&zones).expect("due to settle");
+        assert!(wait <= Duration::from_millis(2_100), "{wait:?}");
+        let shutdown = CancellationToken::new();
+        let config = Arc::new(crate::ServerConfig::new(Vec::new(), Vec::new()));
+        let task = tokio::spawn(run(zones.clone(), config, ServerMetrics::default(), shutdown.clone()));
+        let mut changes = zones.subscribe();
+        tokio::time::timeout(Duration::from_secs(10), changes.changed())
+            .await
+            .expect("settled within the span and a bit")
+            .expect("zones alive");
+        let settled = zones.read().zones()[0].serial();
+        assert!(
+            crate::zones::after(settled, provisional),
+            "{settled} after {provisional}"
+        );
+        assert_eq!(until_settled(&zones), None);
+        shutdown.cancel();
+        task.await.expect("the loop ends");
     }
 
     #[tokio::test]

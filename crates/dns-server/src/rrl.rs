@@ -4,10 +4,10 @@
 //! Answers are counted per key: the client's prefix (/24 for IPv4, /56 for IPv6, where one network's
 //! resolvers live), the answer's class ([`Class`]: positive, NODATA, NXDOMAIN, referral, error), and what
 //! the answer is about (BIND's choice: the name and type for a positive answer, the name for NODATA, the
-//! zone for NXDOMAIN, the delegation for a referral, nothing for an error). Each key holds a balance: it is
-//! credited the rate every second, up to the rate, and debited one per answer, down to `-rate × window`;
-//! an answer sent at a negative balance is limited, so a flood keeps its key limited until it has been
-//! quiet for the window. Of the limited answers every [`RrlConfig::slip`]-th is *slipped* (sent empty with
+//! zone for NXDOMAIN and for RFC 9824's compact NODATA that stands for one, the delegation for a
+//! referral, nothing for an error). Each key holds a balance: it is credited the rate every second, up
+//! to the rate, and debited one per answer, down to `-rate × window`; an answer sent at a negative
+//! balance is limited, so a flood keeps its key limited until it has been quiet for the window. Of the limited answers every [`RrlConfig::slip`]-th is *slipped* (sent empty with
 //! TC set, or as BADCOOKIE with a fresh cookie when the client sent one, so a real client asks again over
 //! TCP or with the cookie, neither of which is limited) and the rest dropped.
 //!
@@ -24,8 +24,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use hickory_proto::dnssec::rdata::DNSSECRData;
 use hickory_proto::op::{Message, ResponseCode};
-use hickory_proto::rr::{LowerName, RecordType};
+use hickory_proto::rr::{LowerName, RData, RecordType};
+
+use crate::dnssec::denial::NXNAME;
 
 /// How the built-in server limits its UDP answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +100,10 @@ impl Class {
         let authority = response.authorities.first().map(|r| LowerName::new(&r.name));
         match response.metadata.response_code {
             ResponseCode::NoError if !response.answers.is_empty() => (Class::Positive, qname, qtype),
+            // RFC 9824's compact answer: a name that does not exist answered NODATA with NXNAME in its
+            // NSEC. Counted by the zone, as NXDOMAIN is: keyed by the name, a random-subdomain flood
+            // would be a new key each query and never limited.
+            ResponseCode::NoError if denies_name(response) => (Class::NxDomain, authority, RecordType::NULL),
             ResponseCode::NoError if !response.metadata.authoritative && authority.is_some() => {
                 (Class::Referral, authority, RecordType::NS)
             }
@@ -105,6 +112,15 @@ impl Class {
             _ => (Class::Error, None, RecordType::NULL),
         }
     }
+}
+
+/// Whether `response`'s authority section holds an NSEC whose types include NXNAME: a compact answer
+/// saying the name asked does not exist.
+fn denies_name(response: &Message) -> bool {
+    response.authorities.iter().any(|r| match &r.data {
+        RData::DNSSEC(DNSSECRData::NSEC(nsec)) => nsec.type_bit_maps().any(|t| t == NXNAME),
+        _ => false,
+    })
 }
 
 /// What to do with one answer.
@@ -456,10 +472,33 @@ mod tests {
         assert_eq!(Class::of(&nodata).0, Class::NoData);
         let mut nx = base();
         nx.metadata.response_code = ResponseCode::NXDomain;
-        nx.authorities.push(soa);
+        nx.authorities.push(soa.clone());
         assert_eq!(
             Class::of(&nx),
             (Class::NxDomain, Some(LowerName::new(&zone)), RecordType::NULL)
+        );
+        // RFC 9824's compact answer to a DO client: NOERROR, no answers, NXNAME in the NSEC. Counted as
+        // the NXDOMAIN it stands for, by the zone, so names drawn at random share one key.
+        for random in ["a1.example.org.", "b2.example.org."] {
+            let owner = Name::from_ascii(random).expect("name");
+            let mut compact = base();
+            compact.queries[0] = Query::query(owner.clone(), RecordType::A);
+            compact.authorities.push(soa.clone());
+            let nsec = crate::dnssec::denial::nxname(&owner).expect("an NSEC");
+            compact.authorities.push(Record::from_rdata(owner, 30, nsec));
+            assert_eq!(
+                Class::of(&compact),
+                (Class::NxDomain, Some(LowerName::new(&zone)), RecordType::NULL)
+            );
+        }
+        let mut typed_nodata = base();
+        typed_nodata.authorities.push(soa.clone());
+        let nsec = crate::dnssec::denial::at_name(&q, [RecordType::AAAA]).expect("an NSEC");
+        typed_nodata.authorities.push(Record::from_rdata(q.clone(), 30, nsec));
+        assert_eq!(
+            Class::of(&typed_nodata).0,
+            Class::NoData,
+            "an NSEC without NXNAME is NODATA"
         );
         let mut referral = base();
         referral.metadata.authoritative = false;

@@ -277,11 +277,15 @@ impl Handler {
             peer,
             now: self.guard.now(),
         };
+        // The read lock is held until the answer is released: it is signed only once RRL lets it out.
+        let zones = self.zones.read();
         let (cookie, response) = match self.guard.admit(&request, &asker, &counters.guard) {
-            Ok(cookie) => (cookie, answer::respond(&self.zones.read(), &request, transport, limit)),
-            Err((cookie, refusal)) => (cookie, *refusal),
+            Ok(cookie) => (cookie, answer::prepare(&zones, &request, transport, limit)),
+            Err((cookie, refusal)) => (cookie, (*refusal).into()),
         };
-        let Some(mut response) = self.guard.release(&request, response, cookie, &asker, &counters.guard) else {
+        let released = self.guard.release(&request, response, cookie, &asker, &counters.guard);
+        drop(zones);
+        let Some(mut response) = released else {
             return Handled::Silent;
         };
         match answer::encode(&mut response, limit, out) {

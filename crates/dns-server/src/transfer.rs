@@ -3,7 +3,8 @@
 //!
 //! A transfer is answered from one snapshot: the records are cloned under the zones' read lock, the lock is
 //! dropped, and only then are the messages encoded, signed and written, so a slow secondary never holds up
-//! a write and a write never tears a transfer.
+//! a write and a write never tears a transfer. A signed zone goes out with its signatures and an NSEC
+//! chain ([`crate::signed_transfer`]), and its IXFR is answered with the whole zone.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
 use crate::metrics::{KindLabels, ReasonLabels, ServerMetrics, Transport};
+use crate::signed_transfer::SignedZone;
 use crate::zones::{Diff, Zones};
 
 /// Records are packed into transfer messages until one passes this size (RFC 5936 §2.2 leaves it to us;
@@ -55,6 +57,14 @@ impl Denied {
     fn new(rcode: ResponseCode, reason: &'static str) -> Denied {
         Denied { rcode, reason }
     }
+}
+
+/// A transfer's content, copied under the read lock.
+enum Snapshot {
+    /// The records to send.
+    Records(Vec<Record>),
+    /// A signed zone, whose NSEC chain is made and signed once the lock is dropped.
+    Signed(Box<SignedZone>),
 }
 
 impl Transfers {
@@ -211,19 +221,30 @@ impl Transfers {
             RecordType::IXFR => Some(ixfr_serial(request).ok_or(Denied::new(ResponseCode::FormErr, "malformed"))?),
             _ => None,
         };
-        let (kind, records) = {
+        let (kind, snapshot) = {
             let set = self.zones.read();
             let name = LowerName::new(request.queries[0].name());
             let zone = set.zone(&name).ok_or(Denied::new(ResponseCode::NotAuth, "zone"))?;
             let soa = zone.soa();
+            let whole = |soa: Record| match SignedZone::snapshot(zone, soa.clone()) {
+                Some(signed) => Snapshot::Signed(Box::new(signed)),
+                None => Snapshot::Records(axfr_records(soa, zone.records_without_soa())),
+            };
             match client_serial {
-                Some(client) if !serial_before(client, zone.serial()) => ("ixfr_current", vec![soa]),
+                Some(client) if !serial_before(client, zone.serial()) => ("ixfr_current", Snapshot::Records(vec![soa])),
+                // A signed zone's IXFR is answered with the whole zone (RFC 1995 §4 allows it): the journal
+                // holds the data's changes, not those of the signatures and the NSEC chain a secondary has.
+                Some(_) if zone.signing().is_some() => ("ixfr_full", whole(soa)),
                 Some(client) => match zone.journal().since(client) {
-                    Some(diffs) => ("ixfr", ixfr_records(&soa, diffs)),
-                    None => ("ixfr_full", axfr_records(soa, zone.records_without_soa())),
+                    Some(diffs) => ("ixfr", Snapshot::Records(ixfr_records(&soa, diffs))),
+                    None => ("ixfr_full", whole(soa)),
                 },
-                None => ("axfr", axfr_records(soa, zone.records_without_soa())),
+                None => ("axfr", whole(soa)),
             }
+        };
+        let records = match snapshot {
+            Snapshot::Records(records) => records,
+            Snapshot::Signed(signed) => signed.records(crate::dnssec::now()),
         };
         let encoded = match transport {
             Transport::Tcp => encode(request, &records, MESSAGE_SIZE),
@@ -424,12 +445,14 @@ mod tests {
                 to: 11,
                 removed: vec![],
                 added: vec![a("web.example.org.", [192, 0, 2, 1])],
+                from_shared: true,
             },
             Diff {
                 from: 11,
                 to: 12,
                 removed: vec![a("web.example.org.", [192, 0, 2, 1])],
                 added: vec![a("web.example.org.", [192, 0, 2, 2])],
+                from_shared: true,
             },
         ];
         let records = ixfr_records(&soa(12), diffs.iter());
@@ -509,8 +532,13 @@ mod tests {
         TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret").unwrap_or_else(|e| panic!("key: {e}"))
     }
 
+    /// One replica's transfers: serials do not settle, so IXFR answers from every serial.
     fn transfers(secondaries: Vec<crate::config::Secondary>, key: &TsigKey) -> Transfers {
-        transfers_within(secondaries, key, crate::config::Limits::default())
+        let limits = crate::config::Limits {
+            serial_cell: None,
+            ..crate::config::Limits::default()
+        };
+        transfers_within(secondaries, key, limits)
     }
 
     fn transfers_within(

@@ -6,6 +6,19 @@
 //! whole or not at all, and a serial always names exactly one zone content. Each write bumps the serial of
 //! the zones it touched once and journals what it removed and added; [`Zones::subscribe`] wakes whoever
 //! sends NOTIFY.
+//!
+//! Serials are the same on every replica once a zone is still, so a secondary can follow any replica
+//! (the Service). A write moves the serial on at once (to the clock's seconds, or one past the serial
+//! if the clock is behind it: a *provisional* serial, which depends on how the writes were batched, so
+//! another replica may give the same number to other records: it is not sent in NOTIFY, and an IXFR
+//! from it is answered with the whole zone). Once the span of clock ([`Limits::serial_cell`], 10 s) in
+//! which the content last changed is over, [`Zones::settle`] moves it on once more, to a serial that
+//! depends on that span and the content only: `(span + 1) × cell + cell / 2 + digest mod cell / 2`
+//! seconds, past every provisional serial of the span, in RFC 1982 arithmetic. The digest is a sum of a fixed-key SipHash of each record (owner, type,
+//! TTL, data; not the SOA, not the signatures), kept up to date by each write, so two replicas holding
+//! the same records have the same digest whatever order they were written in. Replicas whose last change
+//! fell in different spans (a change applied across a span's turn) settle a span apart, until the next
+//! change; a secondary still follows, since each replica's serials only grow.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -51,6 +64,33 @@ impl Zones {
     /// The zones for writing (the provider only).
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, ZoneSet> {
         self.set.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Settles the serial of every zone whose last change's span is over at `now` (seconds since the
+    /// epoch; [`Zone::settle`]), and tells subscribers when one moved; whether one did.
+    pub fn settle(&self, now: u32) -> bool {
+        let due = self
+            .read()
+            .zones()
+            .iter()
+            .any(|z| z.settles_at().is_some_and(|at| at_or_after(now, at)));
+        if !due {
+            return false;
+        }
+        let moved = self
+            .write()
+            .zones_mut()
+            .iter_mut()
+            .fold(false, |moved, z| z.settle(now) | moved);
+        if moved {
+            self.changed();
+        }
+        moved
+    }
+
+    /// The earliest time (seconds since the epoch) [`Zones::settle`] has work, if any.
+    pub fn settles_at(&self) -> Option<u32> {
+        self.read().zones().iter().filter_map(Zone::settles_at).min()
     }
 
     /// Tells subscribers a write changed at least one zone.
@@ -123,6 +163,8 @@ pub struct Zone {
     records: usize,
     /// The signer and signatures of a signed zone (`--dns-server-dnssec-zone`).
     signing: Option<Box<ZoneSigning>>,
+    /// How the serial settles: the content's digest and the span of its last change.
+    settling: Settling,
 }
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
@@ -255,6 +297,11 @@ impl Zone {
             journal: Journal::new(limits.journal_changes),
             records: 0,
             signing: None,
+            settling: Settling::new(
+                limits.serial_cell,
+                config.dnssec.as_ref().map(|d| d.validity_secs / 4),
+                serial,
+            ),
             config,
         };
         let apex = zone.config.origin.clone();
@@ -345,8 +392,17 @@ impl Zone {
 
     /// The SOA record for negative answers: TTL the lesser of the SOA's TTL and its minimum (RFC 2308 §3).
     pub fn negative_soa(&self) -> Record {
-        let ttl = self.config.ttl.min(self.config.minimum);
-        Record::from_rdata(self.config.origin.clone(), ttl, RData::SOA(self.soa_data()))
+        Record::from_rdata(
+            self.config.origin.clone(),
+            self.negative_ttl(),
+            RData::SOA(self.soa_data()),
+        )
+    }
+
+    /// The TTL of negative answers: the lesser of the SOA's TTL and its minimum (RFC 2308 §3), also an
+    /// NSEC's (RFC 9077).
+    pub fn negative_ttl(&self) -> u32 {
+        self.config.ttl.min(self.config.minimum)
     }
 
     fn soa_data(&self) -> SOA {
@@ -366,6 +422,12 @@ impl Zone {
     /// The node at exactly this name.
     pub fn node(&self, name: &LowerName) -> Option<&Node> {
         self.nodes.get(name)
+    }
+
+    /// The node at exactly this name, with the lower-cased name it is kept under (what its sets'
+    /// signatures are keyed by), so an answer can name them without lower-casing the name again.
+    pub fn node_entry(&self, name: &LowerName) -> Option<(&LowerName, &Node)> {
+        self.nodes.get_key_value(name)
     }
 
     /// Every node, in no order.
@@ -464,6 +526,7 @@ impl Zone {
             self.add_node(name);
         }
         self.records += set.data.len();
+        self.settling.add(name, &set);
         self.sign(name, &set);
         let node = self.nodes.get_mut(&key)?;
         let old = match node.rrsets.iter_mut().find(|r| r.record_type == set.record_type) {
@@ -475,6 +538,7 @@ impl Zone {
         };
         if let Some(old) = &old {
             self.records -= old.data.len();
+            self.settling.subtract(name, old);
         }
         old
     }
@@ -485,6 +549,8 @@ impl Zone {
         let at = node.rrsets.iter().position(|r| r.record_type == record_type)?;
         let old = node.rrsets.remove(at);
         self.records -= old.data.len();
+        let owner = node.name.clone();
+        self.settling.subtract(&owner, &old);
         if let Some(signing) = self.signing.as_mut() {
             signing.forget(name, record_type);
         }
@@ -494,12 +560,50 @@ impl Zone {
 
     /// Bumps the serial past the current one and at least to `now` (seconds since the epoch, as serial
     /// numbers in RFC 1982 arithmetic), and journals the change it names.
+    /// The serial is provisional until [`Zone::settle`].
     pub(crate) fn commit(&mut self, now: u32, removed: Vec<Record>, added: Vec<Record>) {
+        let next = self.serial.wrapping_add(1);
+        let serial = if at_or_after(now, next) { now } else { next };
+        let from_shared = self.settling.shared;
+        self.settling.changed(now);
+        self.advance(serial, removed, added, from_shared);
+    }
+
+    /// Whether the current serial names the same content on every replica (settled, or settling is off):
+    /// only such a serial is sent in NOTIFY, and only from such a serial is IXFR answered with diffs.
+    pub fn serial_is_shared(&self) -> bool {
+        self.settling.shared
+    }
+
+    /// When [`Zone::settle`] has work, in seconds since the epoch: the end of the span of the last
+    /// unsettled change.
+    pub fn settles_at(&self) -> Option<u32> {
+        self.settling.due()
+    }
+
+    /// Moves a provisional serial to the settled one once the span of the last change is over at `now`;
+    /// whether it moved. A settled serial already behind the provisional one (more writes in one span
+    /// than half a span has seconds) is passed by one instead, and logged: that replica then differs
+    /// until the next change.
+    pub(crate) fn settle(&mut self, now: u32) -> bool {
+        let Some(settled) = self.settling.settle(now) else {
+            return false;
+        };
+        let serial = if after(settled, self.serial) {
+            settled
+        } else {
+            tracing::warn!(zone = %self.config.origin, serial = self.serial, settled, "the settled serial is behind the provisional one; this replica's serial differs from the others' until the zone next changes");
+            self.serial.wrapping_add(1)
+        };
+        // From a provisional serial, which only this replica gives this content.
+        self.advance(serial, Vec::new(), Vec::new(), false);
+        true
+    }
+
+    /// Sets the serial to `serial`, re-signs the SOA, and journals the change it names.
+    fn advance(&mut self, serial: u32, removed: Vec<Record>, added: Vec<Record>, from_shared: bool) {
         let from = self.serial;
-        let next = from.wrapping_add(1);
-        // `now` is ahead of `from` in serial arithmetic when the difference is below 2^31.
-        let ahead = now.wrapping_sub(next) < (1 << 31);
-        self.serial = if ahead { now } else { next };
+        self.serial = serial;
         let soa = RData::SOA(self.soa_data());
         if let Some(set) = self
             .nodes
@@ -527,6 +631,7 @@ impl Zone {
                 to: self.serial,
                 removed,
                 added,
+                from_shared,
             },
             max_records,
         );
@@ -582,6 +687,9 @@ pub struct Diff {
     pub removed: Vec<Record>,
     /// Records added.
     pub added: Vec<Record>,
+    /// Whether `from` names the same content on every replica; an IXFR is answered with diffs only from
+    /// such a serial (a secondary may hold another replica's provisional serial of the same number).
+    pub from_shared: bool,
 }
 
 /// Records a journal may always hold, however small its zone.
@@ -631,9 +739,146 @@ impl Journal {
     /// The diffs that take a secondary from `serial` to the current one, oldest first; `None` when the
     /// journal does not reach back to `serial` (the secondary then gets the whole zone).
     pub fn since(&self, serial: u32) -> Option<impl Iterator<Item = &Diff>> {
-        let start = self.diffs.iter().position(|d| d.from == serial)?;
+        let start = self.diffs.iter().position(|d| d.from == serial && d.from_shared)?;
         Some(self.diffs.iter().skip(start))
     }
+}
+
+/// Whether serial `a` is after serial `b` in RFC 1982 arithmetic.
+pub(crate) fn after(a: u32, b: u32) -> bool {
+    a != b && a.wrapping_sub(b) < (1 << 31)
+}
+
+/// Whether serial `a` is `b` or after it.
+fn at_or_after(a: u32, b: u32) -> bool {
+    a == b || after(a, b)
+}
+
+/// The key of the content digest: fixed, so every replica (every process, every version) digests the
+/// same records alike. Not a secret: the digest only numbers serials.
+const DIGEST_KEY: (u64, u64) = (0x6578_7464_6e73_2d73, 0x6572_6961_6c2d_7631);
+
+/// What a zone's serial settles on: the digest of its content and the span of its last change.
+#[derive(Debug)]
+struct Settling {
+    /// Seconds a span lasts (at least 2); `None`: serials do not settle.
+    cell: Option<u32>,
+    /// The sum of every record's hash (but the SOA's), wrapping: the same records give the same digest
+    /// in whatever order they were written.
+    digest: u64,
+    /// The span (seconds since the epoch / `cell`) of the last change not settled yet.
+    unsettled: Option<u32>,
+    /// Whether the current serial means the same content on every replica: settled, or settling off
+    /// (one replica).
+    shared: bool,
+    /// For a signed zone: how often the serial moves on even when nothing changed (a multiple of the
+    /// span), so secondaries transfer again and take the signatures renewed meanwhile, before theirs
+    /// expire. Every replica moves at the same instants.
+    refresh: Option<u32>,
+    /// The refresh period (seconds since the epoch / `refresh`) of the last settled serial.
+    period: u32,
+}
+
+impl Settling {
+    /// Settling in spans of `cell` (`None`: off), a signed zone's serial refreshed every `refresh`
+    /// seconds, starting at `now`.
+    fn new(cell: Option<std::time::Duration>, refresh: Option<u32>, now: u32) -> Settling {
+        let cell = cell.map(|c| u32::try_from(c.as_secs()).unwrap_or(u32::MAX).max(2));
+        let refresh = cell
+            .zip(refresh)
+            .map(|(cell, every)| (every / cell).max(1).saturating_mul(cell));
+        Settling {
+            cell,
+            digest: 0,
+            unsettled: None,
+            shared: cell.is_none(),
+            refresh,
+            period: refresh.map_or(0, |every| now / every),
+        }
+    }
+
+    fn add(&mut self, owner: &Name, set: &RrSet) {
+        self.digest = self.digest.wrapping_add(set_digest(owner, set));
+    }
+
+    fn subtract(&mut self, owner: &Name, set: &RrSet) {
+        self.digest = self.digest.wrapping_sub(set_digest(owner, set));
+    }
+
+    /// Notes a change of the content at `now`: the serial it gets is provisional.
+    fn changed(&mut self, now: u32) {
+        if let Some(cell) = self.cell {
+            self.unsettled = Some(now / cell);
+            self.shared = false;
+        }
+    }
+
+    /// The end of the span of the last unsettled change, or the next refresh of a signed zone.
+    fn due(&self) -> Option<u32> {
+        let cell = self.cell?;
+        let refresh = self
+            .refresh
+            .map(|every| self.period.saturating_add(1).saturating_mul(every));
+        match self.unsettled {
+            Some(span) => Some(span.saturating_add(1).saturating_mul(cell)),
+            None => refresh,
+        }
+    }
+
+    /// The settled serial, once the span of the last change is over at `now`: the second half of the
+    /// next span, at an offset the digest picks, so two contents settled in one span differ.
+    /// A signed zone's refresh settles as if its content had changed in the span before the refresh's
+    /// instant, so every replica gives it the same serial.
+    fn settle(&mut self, now: u32) -> Option<u32> {
+        let cell = self.cell?;
+        let refresh_due = self.refresh.is_some_and(|every| now / every > self.period);
+        let span = match self.unsettled {
+            Some(span) => span,
+            None if refresh_due => (now / cell).wrapping_sub(1),
+            None => return None,
+        };
+        if now / cell <= span {
+            return None;
+        }
+        self.unsettled = None;
+        self.shared = true;
+        if let Some(every) = self.refresh {
+            self.period = now / every;
+        }
+        let half = cell / 2;
+        let offset = u32::try_from(self.digest % u64::from(half)).unwrap_or(0);
+        Some(
+            span.wrapping_add(1)
+                .wrapping_mul(cell)
+                .wrapping_add(half)
+                .wrapping_add(offset),
+        )
+    }
+}
+
+/// The digest of one record set at `owner`: the sum of its records' hashes; 0 for the SOA, whose serial
+/// is not content.
+fn set_digest(owner: &Name, set: &RrSet) -> u64 {
+    use std::hash::Hasher;
+
+    use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
+
+    if set.record_type == RecordType::SOA {
+        return 0;
+    }
+    let owner = owner.to_lowercase().to_ascii();
+    let mut wire = Vec::new();
+    set.data.iter().fold(0u64, |sum, data| {
+        wire.clear();
+        // A record that cannot be encoded is not served either; its type and owner still count.
+        let _ = data.emit(&mut BinEncoder::new(&mut wire));
+        let mut hasher = siphasher::sip::SipHasher24::new_with_keys(DIGEST_KEY.0, DIGEST_KEY.1);
+        hasher.write(owner.as_bytes());
+        hasher.write_u16(u16::from(set.record_type));
+        hasher.write_u32(set.ttl);
+        hasher.write(&wire);
+        sum.wrapping_add(hasher.finish())
+    })
 }
 
 #[cfg(test)]
@@ -733,9 +978,17 @@ pub(crate) mod tests {
         );
     }
 
+    /// One replica's limits: serials do not settle, every serial is final.
+    fn one_replica() -> Limits {
+        Limits {
+            serial_cell: None,
+            ..Limits::default()
+        }
+    }
+
     #[test]
     fn serials_follow_the_clock_and_always_grow() {
-        let zones = Zones::new(&[zone_config("example.org.")], 100, Limits::default());
+        let zones = Zones::new(&[zone_config("example.org.")], 100, one_replica());
         let mut set = zones.write();
         let zone = &mut set.zones_mut()[0];
         zone.commit(50, vec![], vec![]);
@@ -746,9 +999,122 @@ pub(crate) mod tests {
         assert!(zone.journal().since(7).is_none());
     }
 
+    /// The serial of the one zone of `zones`.
+    fn serial_of(zones: &Zones) -> u32 {
+        zones.read().zones()[0].serial()
+    }
+
+    #[test]
+    fn the_same_records_settle_on_the_same_serial_however_they_were_batched() {
+        // A span's start: 1,800,000,000 is a multiple of 60.
+        let t0: u32 = 1_800_000_000;
+        let limits = Limits {
+            serial_cell: Some(std::time::Duration::from_secs(60)),
+            ..Limits::default()
+        };
+        let replica = |start| Zones::new(&[zone_config("example.org.")], start, limits);
+        let (one, two) = (replica(t0 - 500), replica(t0 - 7));
+        let write = |zones: &Zones, now: u32, names: &[&str], gone: &[&str]| {
+            let mut set = zones.write();
+            let zone = &mut set.zones_mut()[0];
+            for n in names {
+                zone.put(&Name::from_str(n).expect("name"), a(&format!("192.0.2.{}", n.len())));
+            }
+            for n in gone {
+                zone.remove(&lower(n), RecordType::A);
+            }
+            zone.commit(now, vec![], vec![]);
+        };
+        // Replica one: three writes, one undone; replica two: one write of the same end state, another order.
+        write(&one, t0 + 1, &["x.example.org.", "Web.example.org."], &[]);
+        write(&one, t0 + 2, &["tmp.example.org."], &[]);
+        write(&one, t0 + 3, &["deep.x.example.org."], &["tmp.example.org."]);
+        write(
+            &two,
+            t0 + 40,
+            &["deep.x.example.org.", "web.example.org.", "x.example.org."],
+            &[],
+        );
+        let provisional = (serial_of(&one), serial_of(&two));
+        assert_eq!(provisional, (t0 + 3, t0 + 40), "provisional: the clock at each write");
+        assert!(!one.settle(t0 + 59), "the span of the last change is not over");
+        assert_eq!(one.settles_at(), Some(t0 + 60));
+        assert!(one.settle(t0 + 61));
+        assert!(two.settle(t0 + 95));
+        let settled = serial_of(&one);
+        assert_eq!(settled, serial_of(&two), "the same records, the same serial");
+        assert!(
+            (t0 + 90..t0 + 120).contains(&settled),
+            "{settled}: the next span's second half"
+        );
+        assert!(after(settled, provisional.1));
+        assert!(!one.settle(t0 + 200), "settled once");
+        // A provisional serial means this replica's content only: an IXFR from it is answered whole.
+        // From the settled one, which means the same on every replica, it is answered with diffs.
+        assert!(one.read().zones()[0].journal().since(t0 + 3).is_none());
+        assert!(one.read().zones()[0].serial_is_shared());
+        // Other records settle elsewhere; a later write is ahead of the settled serial at once.
+        write(&two, t0 + 100, &["other.example.org."], &[]);
+        assert!(after(serial_of(&two), settled));
+        assert!(!two.read().zones()[0].serial_is_shared(), "provisional");
+        assert_eq!(
+            two.read().zones()[0].journal().since(settled).map(Iterator::count),
+            Some(1)
+        );
+        assert!(two.settle(t0 + 120));
+        assert_ne!(serial_of(&two) - 60, settled, "another content, another offset");
+    }
+
+    #[test]
+    fn a_signed_zones_serial_moves_on_at_the_same_instants_on_every_replica_so_secondaries_renew() {
+        let day: u32 = 86_400;
+        // Midnight: a multiple of a day, and of the span.
+        let t0: u32 = 1_800_000_000 / day * day;
+        let key = crate::dnssec::ZoneKey::generate(crate::dnssec::KeyAlgorithm::Ed25519).expect("key");
+        let config = ZoneConfig {
+            dnssec: Some(crate::dnssec::DnssecConfig {
+                key,
+                validity_secs: 4 * day,
+            }),
+            ..zone_config("example.org.")
+        };
+        let limits = Limits {
+            serial_cell: Some(std::time::Duration::from_secs(60)),
+            ..Limits::default()
+        };
+        let replicas: Vec<Zones> = [t0 + 10, t0 + 3_000]
+            .into_iter()
+            .map(|start| Zones::new(std::slice::from_ref(&config), start, limits))
+            .collect();
+        for (replica, at) in replicas.iter().zip([t0 + 4_000, t0 + 4_010]) {
+            replica.write().zones_mut()[0].commit(at, vec![], vec![]);
+            assert!(replica.settle(at + 60));
+        }
+        let settled: Vec<u32> = replicas.iter().map(serial_of).collect();
+        assert_eq!(settled[0], settled[1]);
+        // Refreshed every validity / 4 = a day: not before, and then at once, alike.
+        let next = t0 + day;
+        assert_eq!(replicas[0].settles_at(), Some(next));
+        assert!(!replicas[0].settle(next - 1));
+        let refreshed: Vec<u32> = replicas
+            .iter()
+            .map(|r| {
+                assert!(r.settle(next + 1), "the refresh is due");
+                serial_of(r)
+            })
+            .collect();
+        assert_eq!(refreshed[0], refreshed[1], "the same instant, the same serial");
+        assert!(after(refreshed[0], settled[0]));
+        assert!((next + 30..next + 60).contains(&refreshed[0]), "{}", refreshed[0]);
+        assert_eq!(replicas[0].settles_at(), Some(next + day));
+        // An unsigned zone is not refreshed.
+        let unsigned = Zones::new(&[zone_config("example.org.")], t0, limits);
+        assert_eq!(unsigned.settles_at(), None);
+    }
+
     #[test]
     fn a_diff_as_large_as_half_the_zone_is_not_journalled() {
-        let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
+        let zones = Zones::new(&[zone_config("example.org.")], 1, one_replica());
         let mut set = zones.write();
         let zone = &mut set.zones_mut()[0];
         let record = |i: usize| {
@@ -772,7 +1138,7 @@ pub(crate) mod tests {
     fn the_journal_keeps_only_its_last_changes() {
         let limits = Limits {
             journal_changes: 2,
-            ..Limits::default()
+            ..one_replica()
         };
         let zones = Zones::new(&[zone_config("example.org.")], 1, limits);
         let mut set = zones.write();

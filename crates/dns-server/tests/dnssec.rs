@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Served, ep, name, zone_config};
+use common::{Served, name, zone_config};
 use extdns_dns_server::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
 use extdns_dns_server::zones::{RrSet, SetOrigin};
 use extdns_dns_server::{Limits, ServerConfig};
@@ -32,16 +32,7 @@ fn signed(algorithm: KeyAlgorithm) -> (Served, Validator) {
         limits: Limits::default(),
         ..config
     });
-    let records = [
-        ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]),
-        ep("www.example.org", RecordType::Cname, &["web.example.org"]),
-        ep("chain.example.org", RecordType::Cname, &["www.example.org"]),
-        ep("*.wild.example.org", RecordType::A, &["192.0.2.4"]),
-        ep("a.b.c.example.org", RecordType::A, &["192.0.2.3"]),
-        ep("sub.example.org", RecordType::Ns, &["ns.sub.example.org"]),
-        ep("ns.sub.example.org", RecordType::A, &["192.0.2.6"]),
-    ];
-    served.apply(&records.map(Change::Create));
+    served.apply(&common::answer_shapes().map(Change::Create));
     let validator = Validator::start("example.org", &ds, served.port());
     (served, validator)
 }

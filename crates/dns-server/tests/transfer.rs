@@ -5,15 +5,19 @@
 
 mod common;
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{Served, ep, name};
-use extdns_dns_server::{Limits, Secondary};
+use extdns_dns_server::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
+use extdns_dns_server::{Limits, Secondary, ServerConfig, ZoneConfig};
 use extdns_dns_wire::{TsigAlgorithm, TsigKey};
 use extdns_endpoint::{Change, RecordType};
 use extdns_test_support::dns_server::{self, ExtraKey, Kind, Primary};
+use extdns_test_support::validator::Validator;
 use extdns_test_support::{dig, free_port, need, require};
 use hickory_proto::op::{Message, Query};
 use hickory_proto::rr::{RData, RecordType as WireType};
@@ -42,15 +46,20 @@ fn decode(b64: &str) -> Vec<u8> {
         .expect("the launchers' secret is base64")
 }
 
-/// The built-in server with the secondaries on `ports`, each required to sign with the shared key when
-/// `signed`.
-fn served(ports: &[u16], signed: bool) -> Served {
-    let key = TsigKey::new(
+/// The launchers' key as the server knows it: [`dns_server::DnsServer::axfr`] and `dig::axfr` sign with it.
+fn launchers_key() -> TsigKey {
+    TsigKey::new(
         dns_server::KEY_NAME,
         TsigAlgorithm::HmacSha256,
         &decode(dns_server::SECRET),
     )
-    .expect("key");
+    .expect("key")
+}
+
+/// The built-in server with the secondaries on `ports`, each required to sign with the shared key when
+/// `signed`.
+fn served(ports: &[u16], signed: bool) -> Served {
+    let key = launchers_key();
     let secondaries = ports
         .iter()
         .map(|p| Secondary {
@@ -58,7 +67,16 @@ fn served(ports: &[u16], signed: bool) -> Served {
             key: signed.then(|| name(dns_server::KEY_NAME)),
         })
         .collect();
-    Served::start(secondaries, vec![key], Limits::default())
+    Served::start(secondaries, vec![key], still_serials())
+}
+
+/// Limits under which serials do not settle (one replica): NOTIFY follows each write at once, and the
+/// tests that count each change's transfer see nothing between them. Settling is tested apart.
+fn still_serials() -> Limits {
+    Limits {
+        serial_cell: None,
+        ..Limits::default()
+    }
 }
 
 /// The zone's serial, as the server holds it.
@@ -407,4 +425,283 @@ fn ixfr_answers_the_changes_since_the_clients_serial_and_the_whole_zone_before_t
         !full.contains("192.0.2.1"),
         "no removed record in a full answer: {full}"
     );
+}
+
+/// `name TYPE` as the validating resolver saw it: validated (AD) with `status`; its answers.
+fn validated(validator: &Validator, name: &str, rtype: &str, status: &str) -> Vec<String> {
+    let v = validator.ask(name, rtype);
+    assert!(
+        v.status == status && v.authenticated,
+        "{name} {rtype}: {v:?}\n{}",
+        validator.log()
+    );
+    v.answers
+}
+
+/// A signed zone on a real secondary: Knot takes it by AXFR (every set's RRSIG, the apex's DNSKEY, CDS
+/// and CDNSKEY, and the NSEC chain the transfer makes), and a validating BIND with the zone's DS,
+/// forwarding to Knot alone, calls every answer shape Knot gives secure, its denials among them (made
+/// from the chain: Knot has no key). After a change Knot asks for IXFR and is answered the whole signed
+/// zone, and the new record validates too.
+#[test]
+fn a_knot_secondary_of_a_signed_zone_serves_answers_that_validate() {
+    require!(Knot, Bind, DnsClients);
+    let knot_port = free_port();
+    let key = ZoneKey::generate(KeyAlgorithm::EcdsaP256).expect("a key");
+    let zone = common::zone_config();
+    let ds = key.ds(&zone.origin).expect("a DS").to_string();
+    let zone = ZoneConfig {
+        dnssec: Some(DnssecConfig::new(key)),
+        ..zone
+    };
+    let served = Served::with(ServerConfig {
+        secondaries: vec![Secondary {
+            address: SocketAddr::from(([127, 0, 0, 1], knot_port)),
+            key: None,
+        }],
+        limits: still_serials(),
+        ..ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone])
+    });
+    served.apply(&common::answer_shapes().map(Change::Create));
+    let primary = Primary {
+        port: served.port(),
+        key: None,
+    };
+    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
+    wait_serial(&[&knot], serial(&served), Instant::now(), FOLLOW_WITHIN);
+    let rrsigs = kdig(knot.port, &["+dnssec", "web.example.org", "A"]);
+    assert!(rrsigs.contains("RRSIG"), "Knot serves the signatures: {rrsigs}");
+
+    let validator = Validator::start(ZONE, &ds, knot.port);
+    assert_eq!(validated(&validator, "web.example.org", "A", "NOERROR").len(), 2);
+    assert_eq!(validated(&validator, "chain.example.org", "A", "NOERROR").len(), 4);
+    let wild = validated(&validator, "a.b.wild.example.org", "A", "NOERROR");
+    assert!(wild.iter().any(|r| r.ends_with("A 192.0.2.4")), "{wild:?}");
+    assert_eq!(validated(&validator, ZONE, "DNSKEY", "NOERROR").len(), 1);
+    // Knot's denials, from the transferred chain: a plain NXDOMAIN (the secondary cannot make compact
+    // answers), NODATA, an empty non-terminal, a delegation without DS.
+    assert!(validated(&validator, "nope.example.org", "A", "NXDOMAIN").is_empty());
+    assert!(validated(&validator, "web.example.org", "TXT", "NOERROR").is_empty());
+    assert!(validated(&validator, "b.c.example.org", "A", "NOERROR").is_empty());
+    assert!(validated(&validator, "sub.example.org", "DS", "NOERROR").is_empty());
+
+    std::thread::sleep(Duration::from_millis(1100));
+    let start = Instant::now();
+    served.apply(&[Change::Create(ep("pub.example.org", RecordType::A, &["192.0.2.10"]))]);
+    let took = wait_serial(&[&knot], serial(&served), start, FOLLOW_WITHIN);
+    eprintln!("Knot serves the signed change {took:?} after the write began");
+    // A name no NSEC the resolver has seen covers (it synthesises NXDOMAIN from those it holds, RFC 8198).
+    let new = validated(&validator, "pub.example.org", "A", "NOERROR");
+    assert_eq!(new.len(), 1, "{new:?}");
+    let log = knot.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("IXFR, incoming") && l.contains("AXFR-style")),
+        "Knot asked for IXFR and took the whole zone in answer:\n{log}"
+    );
+    assert!(
+        metrics(&served).contains("extdns_dns_server_transfers_total{kind=\"ixfr_full\"}"),
+        "answered with the whole signed zone"
+    );
+}
+
+/// The replicas' Service on one port of 127.0.0.1: its UDP datagrams and TCP connections go to the
+/// replicas in turn, as kube-proxy spreads them, so a secondary whose primary it is asks each replica in
+/// turn. Its threads live as long as the test process.
+struct Service {
+    port: u16,
+}
+
+impl Service {
+    fn start(replicas: [u16; 2]) -> Service {
+        let (udp, tcp) = loop {
+            let port = free_port();
+            if let (Ok(udp), Ok(tcp)) = (
+                UdpSocket::bind(("127.0.0.1", port)),
+                TcpListener::bind(("127.0.0.1", port)),
+            ) {
+                break (udp, tcp);
+            }
+        };
+        let port = tcp.local_addr().expect("address").port();
+        let turn = Arc::new(AtomicUsize::new(0));
+        let next = {
+            let turn = turn.clone();
+            move || SocketAddr::from(([127, 0, 0, 1], replicas[turn.fetch_add(1, Ordering::Relaxed) % 2]))
+        };
+        let next_udp = next.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 65_535];
+            while let Ok((n, client)) = udp.recv_from(&mut buf) {
+                let (query, replica) = (buf[..n].to_vec(), next_udp());
+                let Ok(reply_to) = udp.try_clone() else { return };
+                std::thread::spawn(move || {
+                    let Ok(upstream) = UdpSocket::bind("127.0.0.1:0") else {
+                        return;
+                    };
+                    let _ = upstream.set_read_timeout(Some(Duration::from_secs(2)));
+                    let mut answer = [0u8; 65_535];
+                    if upstream.send_to(&query, replica).is_ok()
+                        && let Ok(m) = upstream.recv(&mut answer)
+                    {
+                        let _ = reply_to.send_to(&answer[..m], client);
+                    }
+                });
+            }
+        });
+        std::thread::spawn(move || {
+            for client in tcp.incoming().flatten() {
+                let Ok(upstream) = TcpStream::connect(next()) else {
+                    continue;
+                };
+                let (Ok(mut client_read), Ok(mut upstream_write)) = (client.try_clone(), upstream.try_clone()) else {
+                    continue;
+                };
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut client_read, &mut upstream_write);
+                    let _ = upstream_write.shutdown(std::net::Shutdown::Write);
+                });
+                let (mut upstream_read, mut client_write) = (upstream, client);
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut upstream_read, &mut client_write);
+                    let _ = client_write.shutdown(std::net::Shutdown::Write);
+                });
+            }
+        });
+        Service { port }
+    }
+}
+
+/// Waits until the first half-second of a span of `cell` has begun, so that writes made now land in one
+/// span on every replica.
+fn at_span_start(cell: Duration) {
+    let cell = cell.as_millis();
+    loop {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis();
+        if (50..500).contains(&(now % cell)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until every replica's serial has settled; the serial they settled on, which must be one.
+fn settled(replicas: &[&Served]) -> u32 {
+    let start = Instant::now();
+    while replicas.iter().any(|r| r.zones.settles_at().is_some()) {
+        assert!(start.elapsed() < FOLLOW_WITHIN, "the serials did not settle");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let serials: Vec<u32> = replicas.iter().map(|r| serial(r)).collect();
+    assert!(
+        serials.windows(2).all(|w| w[0] == w[1]),
+        "the replicas hold the same records and settled on {serials:?}"
+    );
+    serials[0]
+}
+
+/// Two replicas fed the same changes in different batches (one write for all on the first, one a change on
+/// the second, a moment later) settle on one serial, and a Knot secondary whose primary is their Service
+/// (asking each in turn) follows every change with the records both serve. Both replicas' NOTIFYs are
+/// acknowledged (on loopback they come from the one address Knot accepts) and none is refused.
+#[test]
+fn two_replicas_settle_on_one_serial_and_a_knot_secondary_follows_their_service() {
+    require!(Knot, DnsClients);
+    let knot_port = free_port();
+    // Six seconds: a replica may write three times in a span and still settle past its own writes (half a
+    // span of serials is kept for them).
+    let cell = Duration::from_secs(6);
+    let replica = || {
+        let secondary = Secondary {
+            address: SocketAddr::from(([127, 0, 0, 1], knot_port)),
+            key: None,
+        };
+        let limits = Limits {
+            serial_cell: Some(cell),
+            ..Limits::default()
+        };
+        Served::start(vec![secondary], vec![launchers_key()], limits)
+    };
+    let (one, two) = (replica(), replica());
+    let apply = |changes: &[Change]| {
+        one.apply(changes);
+        std::thread::sleep(Duration::from_millis(150));
+        for change in changes {
+            two.apply(std::slice::from_ref(change));
+        }
+    };
+    at_span_start(cell);
+    apply(&[
+        Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"])),
+        Change::Create(ep("www.example.org", RecordType::Cname, &["web.example.org"])),
+        Change::Create(ep("txt.example.org", RecordType::Txt, &["\"hello world\""])),
+    ]);
+    assert_ne!(
+        serial(&one),
+        serial(&two),
+        "provisional serials follow each replica's writes"
+    );
+    let first = settled(&[&one, &two]);
+
+    let service = Service::start([one.port(), two.port()]);
+    let primary = Primary {
+        port: service.port,
+        key: None,
+    };
+    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
+    wait_serial(&[&knot], first, Instant::now(), FOLLOW_WITHIN);
+    same_records(&one, &[&knot], "the first transfer");
+    same_records(&two, &[&knot], "the first transfer");
+
+    let steps: Vec<(&str, Vec<Change>)> = vec![
+        (
+            "create",
+            vec![
+                Change::Create(ep("new.example.org", RecordType::A, &["192.0.2.10"])),
+                Change::Create(ep("a.b.deep.example.org", RecordType::Aaaa, &["2001:db8::1"])),
+            ],
+        ),
+        (
+            "update and delete",
+            vec![
+                Change::Update {
+                    old: Box::new(ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"])),
+                    new: Box::new(ep("web.example.org", RecordType::A, &["192.0.2.3"])),
+                },
+                Change::Delete(ep("txt.example.org", RecordType::Txt, &["\"hello world\""])),
+            ],
+        ),
+    ];
+    let mut last = first;
+    for (step, changes) in &steps {
+        at_span_start(cell);
+        let start = Instant::now();
+        apply(changes);
+        let serial = settled(&[&one, &two]);
+        assert!(serial != last, "{step}: a new serial");
+        last = serial;
+        let took = wait_serial(&[&knot], serial, start, FOLLOW_WITHIN);
+        eprintln!("{step}: Knot serves the settled serial {serial} {took:?} after the writes began");
+        same_records(&one, &[&knot], step);
+        same_records(&two, &[&knot], step);
+    }
+    let log = knot.log();
+    assert!(
+        !log.lines().any(|l| l.contains("failed") || l.contains("error")),
+        "Knot took every transfer as it came, from whichever replica:\n{log}"
+    );
+    for (name, replica) in [("one", &one), ("two", &two)] {
+        let metrics = metrics(replica);
+        assert!(
+            metrics.contains("extdns_dns_server_notifies_total{result=\"acknowledged\"}"),
+            "{name}: {metrics}"
+        );
+        assert!(
+            !metrics.contains("result=\"refused\""),
+            "{name}: no NOTIFY refused: {metrics}"
+        );
+    }
 }

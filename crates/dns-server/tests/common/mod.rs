@@ -57,7 +57,9 @@ impl Served {
     /// The server as `config` describes it.
     pub fn with(config: ServerConfig) -> Served {
         let config = Arc::new(config);
-        let zones = Arc::new(Zones::new(&config.zones, 2_026_010_100, config.limits));
+        // The clock's seconds, as the binary starts (`zones_and_provider`): serials settle after it.
+        let serial = u32::try_from(extdns_dns_wire::unix_now()).expect("a 32-bit clock");
+        let zones = Arc::new(Zones::new(&config.zones, serial, config.limits));
         let provider = DnsServerProvider::new(zones.clone(), 60);
         let metrics = ServerMetrics::default();
         let server = DnsServer::bind(config, zones.clone(), metrics.clone()).expect("binds 127.0.0.1:0");
@@ -111,4 +113,19 @@ pub fn zone_config() -> ZoneConfig {
 /// An endpoint as a source writes it.
 pub fn ep(dns_name: &str, record_type: RecordType, targets: &[&str]) -> Endpoint {
     Endpoint::new(dns_name, record_type, targets.iter().copied())
+}
+
+/// A record of every answer shape a signed zone proves: positive (two addresses), a CNAME chain, a
+/// wildcard, an empty non-terminal (b.c) and an unsigned delegation with its glue.
+#[allow(dead_code, reason = "the dnssec and transfer suites use it; the others do not")]
+pub fn answer_shapes() -> [Endpoint; 7] {
+    [
+        ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]),
+        ep("www.example.org", RecordType::Cname, &["web.example.org"]),
+        ep("chain.example.org", RecordType::Cname, &["www.example.org"]),
+        ep("*.wild.example.org", RecordType::A, &["192.0.2.4"]),
+        ep("a.b.c.example.org", RecordType::A, &["192.0.2.3"]),
+        ep("sub.example.org", RecordType::Ns, &["ns.sub.example.org"]),
+        ep("ns.sub.example.org", RecordType::A, &["192.0.2.6"]),
+    ]
 }

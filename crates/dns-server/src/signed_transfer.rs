@@ -1,0 +1,277 @@
+//! A signed zone as a secondary takes it by AXFR: every record set with its stored RRSIG, DNSKEY, CDS and
+//! CDNSKEY at the apex, and an NSEC chain over the zone's names, signed for the transfer.
+//!
+//! The server itself denies with RFC 9824's compact answers, made and signed per query: that needs the
+//! key, which a secondary does not have. So a transfer carries what a secondary without the key needs to
+//! deny: a classic NSEC chain (RFC 4034 §4.1: every authoritative name and delegation point in canonical
+//! order, each naming the next and its own types, the last naming the apex). Knot, BIND and any other
+//! secondary serve it as they serve any NSEC-signed zone (NXDOMAIN with the covering NSEC and the
+//! wildcard's, NODATA with the name's own), so their answers validate with our DS; the price is that a
+//! secondary's denials can be walked, which the server's own compact answers cannot.
+//!
+//! The chain is not kept in the zone (a write would re-link and re-sign neighbours under the write lock
+//! for the sake of secondaries only): it is made from the transfer's snapshot after the read lock is
+//! dropped, and signed there with the zone's key, valid as long as the zone's own signatures. Names below
+//! a delegation (glue) are not authoritative: no NSEC and no signature of theirs is sent.
+
+use hickory_proto::dnssec::rdata::{DNSSECRData, NSEC};
+use hickory_proto::rr::{Name, RData, Record, RecordType};
+
+use crate::dnssec::{DnssecConfig, ZoneSigning};
+use crate::zones::Zone;
+
+/// A signed zone's content, copied under the read lock: what is signed already, and what the chain is
+/// made from.
+#[derive(Debug)]
+pub(crate) struct SignedZone {
+    origin: Name,
+    soa: Record,
+    nodes: Vec<NodeCopy>,
+    dnssec: DnssecConfig,
+    /// The NSECs' TTL: the negative TTL (RFC 9077).
+    nsec_ttl: u32,
+}
+
+/// One name's records and their signatures.
+#[derive(Debug)]
+struct NodeCopy {
+    name: Name,
+    types: Vec<RecordType>,
+    /// Every record but the SOA.
+    records: Vec<Record>,
+    /// The stored RRSIGs of its sets (the SOA's among them).
+    signatures: Vec<Record>,
+}
+
+impl SignedZone {
+    /// The content of `zone` with the SOA `soa`, if the zone is signed; empty non-terminals are left out
+    /// (they exist only as the names below them, and a plain NSEC chain skips them).
+    pub(crate) fn snapshot(zone: &Zone, soa: Record) -> Option<SignedZone> {
+        let signing = zone.signing()?;
+        let dnssec = zone.config().dnssec.clone()?;
+        let nodes = zone
+            .nodes()
+            .filter(|n| !n.is_empty_non_terminal())
+            .map(|node| {
+                let lower = hickory_proto::rr::LowerName::new(node.name());
+                NodeCopy {
+                    name: node.name().clone(),
+                    types: node.rrsets().iter().map(|s| s.record_type).collect(),
+                    records: node
+                        .rrsets()
+                        .iter()
+                        .filter(|s| s.record_type != RecordType::SOA)
+                        .flat_map(|s| s.records(node.name()))
+                        .collect(),
+                    signatures: node
+                        .rrsets()
+                        .iter()
+                        .filter_map(|s| signing.rrsig_record(&lower, s.record_type, node.name()))
+                        .collect(),
+                }
+            })
+            .collect();
+        Some(SignedZone {
+            origin: zone.origin().clone(),
+            soa,
+            nodes,
+            dnssec,
+            nsec_ttl: zone.negative_ttl(),
+        })
+    }
+
+    /// The AXFR's records: the SOA, every record and signature, the NSEC chain signed at `now` (seconds
+    /// since the epoch), the SOA again. Without the lock: signing the chain costs a signature a name.
+    pub(crate) fn records(self, now: u32) -> Vec<Record> {
+        let SignedZone {
+            origin,
+            soa,
+            mut nodes,
+            dnssec,
+            nsec_ttl,
+        } = self;
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        let signer = match ZoneSigning::new(&origin, &dnssec) {
+            Ok(signer) => Some(signer),
+            Err(e) => {
+                tracing::error!(zone = %origin, error = %e, "cannot sign the NSEC chain of a transfer; sending it without one");
+                None
+            }
+        };
+        let mut records = vec![soa.clone()];
+        // The authoritative names, in canonical order: a delegation's descendants follow it directly, so
+        // one pass tells them apart.
+        let mut chain: Vec<(Name, Vec<RecordType>)> = Vec::with_capacity(nodes.len());
+        let mut cut: Option<Name> = None;
+        for node in nodes {
+            let occluded = cut.as_ref().is_some_and(|c| c.zone_of(&node.name) && *c != node.name);
+            records.extend(node.records);
+            if occluded {
+                continue;
+            }
+            if node.types.contains(&RecordType::NS) && node.name != origin {
+                cut = Some(node.name.clone());
+            }
+            records.extend(node.signatures);
+            chain.push((node.name, node.types));
+        }
+        if let Some(signer) = signer {
+            let nexts: Vec<Name> = chain.iter().skip(1).map(|(n, _)| n.clone()).chain([origin]).collect();
+            for ((owner, types), next) in chain.into_iter().zip(nexts) {
+                let data = RData::DNSSEC(DNSSECRData::NSEC(NSEC::new_cover_self(next, types)));
+                let signature = signer.sign_now(&owner, nsec_ttl, std::slice::from_ref(&data), now);
+                records.push(Record::from_rdata(owner, nsec_ttl, data));
+                records.extend(signature);
+            }
+        }
+        records.push(soa);
+        records
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hickory_proto::dnssec::rdata::{DNSKEY, RRSIG};
+    use hickory_proto::dnssec::{PublicKey, TBS};
+    use hickory_proto::rr::{DNSClass, LowerName};
+
+    use super::*;
+    use crate::answer::tests::{a, name, set};
+    use crate::dnssec::KeyAlgorithm;
+
+    /// The transfer of the signed example.org. of the answer tests.
+    fn transferred() -> Vec<Record> {
+        let zones = crate::dnssec_answer::tests::signed(KeyAlgorithm::EcdsaP256);
+        {
+            let mut all = zones.write();
+            let zone = &mut all.zones_mut()[0];
+            zone.put(&name("a.b.c.example.org."), set(vec![a("192.0.2.3")]));
+        }
+        let all = zones.read();
+        let zone = &all.zones()[0];
+        let snapshot = SignedZone::snapshot(zone, zone.soa()).expect("signed");
+        drop(all);
+        snapshot.records(crate::dnssec::now())
+    }
+
+    fn dnskey(records: &[Record]) -> DNSKEY {
+        records
+            .iter()
+            .find_map(|r| match &r.data {
+                RData::DNSSEC(DNSSECRData::DNSKEY(k)) => Some(k.clone()),
+                _ => None,
+            })
+            .expect("the DNSKEY is transferred")
+    }
+
+    #[test]
+    fn every_authoritative_set_is_signed_and_every_signature_verifies() {
+        let records = transferred();
+        let key = dnskey(&records);
+        let body = &records[1..records.len() - 1];
+        let mut covered: Vec<(String, RecordType)> = Vec::new();
+        for record in body {
+            let RData::DNSSEC(DNSSECRData::RRSIG(sig)) = &record.data else {
+                continue;
+            };
+            let sig: &RRSIG = sig;
+            let input = sig.input();
+            let mut rrset: Vec<&Record> = body
+                .iter()
+                .filter(|r| r.name == record.name && r.record_type() == input.type_covered)
+                .collect();
+            if input.type_covered == RecordType::SOA {
+                rrset.push(&records[0]);
+            }
+            let tbs = TBS::from_input(&record.name, DNSClass::IN, input, rrset.into_iter()).expect("tbs");
+            key.public_key()
+                .verify(tbs.as_ref(), sig.sig())
+                .unwrap_or_else(|e| panic!("{} {:?}: {e}", record.name, input.type_covered));
+            covered.push((record.name.to_string().to_lowercase(), input.type_covered));
+        }
+        for wanted in [
+            ("example.org.", RecordType::SOA),
+            ("example.org.", RecordType::NS),
+            ("example.org.", RecordType::DNSKEY),
+            ("example.org.", RecordType::CDS),
+            ("example.org.", RecordType::CDNSKEY),
+            ("web.example.org.", RecordType::A),
+            ("*.wild.example.org.", RecordType::A),
+            ("www.example.org.", RecordType::CNAME),
+            ("sub.example.org.", RecordType::NSEC),
+        ] {
+            assert!(
+                covered.contains(&(wanted.0.to_string(), wanted.1)),
+                "{wanted:?} unsigned: {covered:?}"
+            );
+        }
+        for unsigned in [
+            ("sub.example.org.", RecordType::NS),
+            ("ns.sub.example.org.", RecordType::A),
+        ] {
+            assert!(
+                !covered.contains(&(unsigned.0.to_string(), unsigned.1)),
+                "{unsigned:?}: a delegation and its glue are the child's"
+            );
+        }
+    }
+
+    #[test]
+    fn the_nsec_chain_links_every_authoritative_name_in_canonical_order_back_to_the_apex() {
+        let records = transferred();
+        let links: Vec<(Name, Name, Vec<RecordType>)> = records
+            .iter()
+            .filter_map(|r| match &r.data {
+                RData::DNSSEC(DNSSECRData::NSEC(n)) => Some((
+                    r.name.clone(),
+                    n.next_domain_name().clone(),
+                    n.type_bit_maps().collect(),
+                )),
+                _ => None,
+            })
+            .collect();
+        let owners: Vec<String> = links.iter().map(|(o, _, _)| o.to_string()).collect();
+        assert_eq!(
+            owners,
+            [
+                "example.org.",
+                "a.b.c.example.org.",
+                "chain.example.org.",
+                "ns1.example.org.",
+                "sub.example.org.",
+                "web.example.org.",
+                "*.wild.example.org.",
+                "www.example.org.",
+            ],
+            "canonical order; no empty non-terminal, nothing below the delegation"
+        );
+        for (i, (_, next, _)) in links.iter().enumerate() {
+            let expected = links.get(i + 1).map_or_else(|| name("example.org."), |l| l.0.clone());
+            assert_eq!(LowerName::new(next), LowerName::new(&expected));
+        }
+        let types = |owner: &str| {
+            links
+                .iter()
+                .find(|(o, _, _)| o.to_string() == owner)
+                .map(|(_, _, t)| t.clone())
+                .unwrap_or_default()
+        };
+        let apex = types("example.org.");
+        for t in [
+            RecordType::SOA,
+            RecordType::NS,
+            RecordType::DNSKEY,
+            RecordType::NSEC,
+            RecordType::RRSIG,
+        ] {
+            assert!(apex.contains(&t), "{t} at the apex: {apex:?}");
+        }
+        let cut = types("sub.example.org.");
+        assert!(cut.contains(&RecordType::NS) && !cut.contains(&RecordType::DS) && !cut.contains(&RecordType::SOA));
+        let ttl = records
+            .iter()
+            .find(|r| r.record_type() == RecordType::NSEC)
+            .map(|r| r.ttl);
+        assert_eq!(ttl, Some(30), "the negative TTL");
+    }
+}
