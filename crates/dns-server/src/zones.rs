@@ -71,6 +71,20 @@ impl Zones {
         zone.put(name, set);
         zone.signing = signing;
     }
+
+    /// Signs the set (`name`, `record_type`) again as if the clock read `now`: with a `now` long past, a
+    /// signature that has expired, which a server that stopped renewing would serve. For the tests that
+    /// validators call it bogus; never used by the server.
+    #[doc(hidden)]
+    pub fn sign_again_at(&self, name: &Name, record_type: RecordType, now: u32) {
+        let mut all = self.write();
+        let owner = LowerName::new(name);
+        if let Some(zone) = all.zone_for_mut(&owner)
+            && let Err(e) = zone.resign(&owner, record_type, now)
+        {
+            tracing::warn!(%name, error = %e, "cannot sign the set again");
+        }
+    }
 }
 
 /// The zones at one instant.

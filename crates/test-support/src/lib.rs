@@ -64,6 +64,8 @@ pub mod xml_tree;
 
 pub mod validator;
 
+pub mod unbound;
+
 use std::io::Write;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -141,6 +143,9 @@ pub enum Server {
     DnsClients,
     /// Prometheus's `promtool` (Debian's `prometheus`), which tests the chart's alerts on recorded series.
     Promtool,
+
+    /// Unbound (`unbound`, `unbound-control`), the validating resolver of the DNSSEC tests, queried with `dig`.
+    Unbound,
 }
 
 impl Server {
@@ -163,6 +168,8 @@ impl Server {
             Server::NetNamespace => "unshare and ip",
             Server::DnsClients => "dig and kdig",
             Server::Promtool => "promtool",
+
+            Server::Unbound => "Unbound (unbound)",
         }
     }
 
@@ -196,6 +203,8 @@ impl Server {
             Server::NetNamespace => "install them with `apt-get install -y util-linux iproute2`",
             Server::DnsClients => "install them with `apt-get install -y bind9-dnsutils knot-dnsutils`",
             Server::Promtool => "install it with `apt-get install -y --no-install-recommends prometheus`",
+
+            Server::Unbound => "install it with `apt-get install -y --no-install-recommends unbound bind9-dnsutils`",
         }
     }
 
@@ -229,6 +238,8 @@ impl Server {
             Server::NetNamespace => &["unshare", "ip"],
             Server::DnsClients => &["dig", "kdig"],
             Server::Promtool => &["promtool"],
+
+            Server::Unbound => &["unbound", "unbound-control", "dig"],
         };
         let missing: Vec<&str> = programs.iter().copied().filter(|p| program(p).is_none()).collect();
         (!missing.is_empty()).then(|| missing.join(", "))
@@ -321,6 +332,8 @@ pub fn need(name: &str) -> PathBuf {
         "sqlite3" => "sqlite3",
         "dnsmasq" => "dnsmasq-base",
         "openssl" => "openssl",
+
+        "unbound" | "unbound-control" => "unbound",
         other => other,
     };
     program(name).unwrap_or_else(|| panic!("{name} not found: install it with `apt-get install -y {package}`"))

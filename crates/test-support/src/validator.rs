@@ -82,24 +82,30 @@ impl Validator {
 
     /// Asks the resolver for `name TYPE` (recursion desired, DO set) and reads what it validated.
     pub fn ask(&self, name: &str, rtype: &str) -> Validated {
-        let out = dig::dig(self.port, &["+rec", "+dnssec", "+time=5", name, rtype]);
-        let status = out
-            .lines()
-            .find_map(|l| l.split("status: ").nth(1))
-            .and_then(|s| s.split(',').next())
-            .unwrap_or("NO ANSWER")
-            .to_owned();
-        let authenticated = out
-            .lines()
-            .find_map(|l| l.split(";; flags: ").nth(1))
-            .and_then(|s| s.split(';').next())
-            .is_some_and(|flags| flags.split_whitespace().any(|f| f == "ad"));
-        let answers = answer_section(&out);
-        Validated {
-            status,
-            authenticated,
-            answers,
-        }
+        ask(self.port, name, rtype)
+    }
+}
+
+/// Asks the validating resolver on 127.0.0.1:`port` for `name TYPE` (recursion desired, DO set) and reads
+/// what it validated: what BIND's and Unbound's helpers ([`crate::unbound`]) both answer.
+pub fn ask(port: u16, name: &str, rtype: &str) -> Validated {
+    let out = dig::dig(port, &["+rec", "+dnssec", "+time=5", name, rtype]);
+    let status = out
+        .lines()
+        .find_map(|l| l.split("status: ").nth(1))
+        .and_then(|s| s.split(',').next())
+        .unwrap_or("NO ANSWER")
+        .to_owned();
+    let authenticated = out
+        .lines()
+        .find_map(|l| l.split(";; flags: ").nth(1))
+        .and_then(|s| s.split(';').next())
+        .is_some_and(|flags| flags.split_whitespace().any(|f| f == "ad"));
+    let answers = answer_section(&out);
+    Validated {
+        status,
+        authenticated,
+        answers,
     }
 }
 
