@@ -78,9 +78,9 @@ impl Ctx<'_> {
             let lower = LowerName::new(&owner);
             let exact = self.zone.node(&lower).and_then(|n| n.rrset(record_type)).is_some();
             if exact {
-                signed.extend(self.signing.rrsig_record(&lower, record_type, &owner));
+                signed.extend(self.signing.rrsig_records(&lower, record_type, &owner));
             } else if let Some((wildcard, next_closer)) = self.wildcard_of(&lower) {
-                signed.extend(self.signing.rrsig_record(&wildcard, record_type, &owner));
+                signed.extend(self.signing.rrsig_records(&wildcard, record_type, &owner));
                 self.prove_absent(&next_closer, response);
             }
             at = end;
@@ -96,11 +96,13 @@ impl Ctx<'_> {
             // Served with the SOA's negative TTL (RFC 2308 §3), as the SOA itself is.
             let sig = self
                 .signing
-                .rrsig_record(&lower, RecordType::SOA, &soa.name)
+                .rrsig_records(&lower, RecordType::SOA, &soa.name)
+                .into_iter()
                 .map(|mut sig| {
                     sig.ttl = soa.ttl;
                     sig
-                });
+                })
+                .collect::<Vec<_>>();
             response.authorities.extend(sig);
         }
         let last = last_name(qname, qtype, &response.answers);

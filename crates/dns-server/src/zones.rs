@@ -292,13 +292,7 @@ impl Zone {
         };
         zone.put(&apex, soa);
         zone.put(&apex, ns);
-        for data in crate::dnssec::apex_data(&apex, zone.config.dnssec.as_ref()) {
-            let set = RrSet {
-                record_type: data.record_type(),
-                ttl: zone.config.ttl,
-                data: vec![data],
-                origin: SetOrigin::Config,
-            };
+        for set in zone.key_sets() {
             zone.put(&apex, set);
         }
         let mut glue: HashMap<(Name, RecordType), Vec<RData>> = HashMap::new();
@@ -405,6 +399,50 @@ impl Zone {
     /// The signer and signatures, when the zone is signed.
     pub fn signing(&self) -> Option<&ZoneSigning> {
         self.signing.as_deref()
+    }
+
+    /// The DNSKEY, CDS and CDNSKEY sets of the zone's keys (none when unsigned), served with its TTL.
+    fn key_sets(&self) -> Vec<RrSet> {
+        let keys = self.config.dnssec.as_ref().map(crate::dnssec::DnssecConfig::keys);
+        crate::dnssec::apex_data(&self.config.origin, keys.as_ref())
+            .into_iter()
+            .map(|(record_type, data)| RrSet {
+                record_type,
+                ttl: self.config.ttl,
+                data,
+                origin: SetOrigin::Config,
+            })
+            .collect()
+    }
+
+    /// Signs with `keys` from now on (a rollover's step): the key sets are published anew and signed, and
+    /// the change committed at `now` (a new serial, journaled, so secondaries follow); the other sets
+    /// keep their signatures until the renewal re-signs them. Nothing happens to an unsigned zone.
+    pub(crate) fn set_keys(
+        &mut self,
+        keys: &crate::dnssec::ZoneKeys,
+        now: u32,
+    ) -> Result<(), crate::dnssec::DnssecError> {
+        let (Some(signing), Some(dnssec)) = (self.signing.as_mut(), self.config.dnssec.as_mut()) else {
+            return Ok(());
+        };
+        signing.set_keys(keys)?;
+        dnssec.key = keys.signer.clone();
+        dnssec.standby = keys.standby.clone();
+        let apex = self.config.origin.clone();
+        let mut removed = Vec::new();
+        for record_type in [RecordType::DNSKEY, RecordType::CDS, RecordType::CDNSKEY] {
+            if let Some(old) = self.remove(&self.origin.clone(), record_type) {
+                removed.extend(old.records(&apex));
+            }
+        }
+        let mut added = Vec::new();
+        for set in self.key_sets() {
+            added.extend(set.records(&apex));
+            self.put(&apex, set);
+        }
+        self.commit(now, removed, added);
+        Ok(())
     }
 
     /// Signs `set` at `name` when the zone is signed (a delegation's NS set is the child's: unsigned).

@@ -46,7 +46,9 @@ pub async fn with_keys(mut settings: Settings, dnssec: Option<&DnssecSettings>) 
         );
         zone.dnssec = Some(DnssecConfig {
             key: key.clone(),
+            standby: None,
             validity_secs: dnssec.validity_secs,
+            updates: None,
         });
     }
     settings.provider = ProviderSettings::DnsServer(Arc::new(config));
