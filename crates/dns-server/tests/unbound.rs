@@ -3,7 +3,8 @@
 //! where BIND's test forwards), must call every answer shape secure (AD set) — positive, wildcard, CNAME
 //! chain, a name that does not exist, NODATA, the DNSKEY set — and the delegation to an unsigned child
 //! provably insecure: the child's answer comes back without AD but not SERVFAIL, which needs the parent's
-//! signed proof that the child has no DS. A forged set and an expired signature are bogus (SERVFAIL).
+//! signed proof that the child has no DS. A forged set and an expired signature are bogus (SERVFAIL). A
+//! key rollover, with resolvers asking throughout, never fails one.
 
 mod common;
 
@@ -175,4 +176,117 @@ fn a_forged_set_and_an_expired_signature_are_bogus_to_unbound() {
     );
     // The rest of the zone still validates.
     secure(unbound, "chain.example.org", "CNAME", "NOERROR");
+}
+
+/// A key rollover with two Unbounds asking every 100 ms throughout: `early` learns the new DS as soon as
+/// the operator swaps it (the rollover logs it), `late` holds the old DS until the last moment the
+/// rollover allows (the parent's DS TTL after the swap). Timings shortened to seconds; each resolver
+/// keeps what it cached across the swap. No answer may be SERVFAIL, and every one is secure.
+#[test]
+fn a_rollover_never_fails_a_validating_resolver() {
+    use std::time::{Duration, Instant};
+
+    use extdns_dns_server::dnssec::ZoneKeys;
+    use extdns_dns_server::dnssec::rollover::{KeyRing, RollStep, RollTimings};
+    use extdns_endpoint::Ttl;
+
+    require!(Unbound);
+    let old = ZoneKey::generate(KeyAlgorithm::EcdsaP256).expect("a key");
+    let ds_of = |key: &ZoneKey| format!("example.org. DS {}", key.ds(&name("example.org.")).expect("a DS"));
+    let (keys, updates) = tokio::sync::watch::channel(ZoneKeys::single(old.clone()));
+    let timings = RollTimings {
+        dnskey_ttl: 2,
+        max_zone_ttl: 3,
+        propagation_delay: 1,
+        parent_ds_ttl: 2,
+    };
+    let zone = ZoneConfig {
+        ttl: 2,
+        dnssec: Some(DnssecConfig {
+            updates: Some(updates),
+            ..DnssecConfig::new(old.clone())
+        }),
+        ..zone_config()
+    };
+    let served = Served::with(ServerConfig::new(
+        vec!["127.0.0.1:0".parse().expect("address")],
+        vec![zone],
+    ));
+    let ttl = |e: extdns_endpoint::Endpoint| e.with_ttl(Ttl(3));
+    served.apply(
+        &[
+            ttl(ep("web.example.org", RecordType::A, &["192.0.2.1"])),
+            ttl(ep("www.example.org", RecordType::Cname, &["web.example.org"])),
+            ttl(ep("*.wild.example.org", RecordType::A, &["192.0.2.4"])),
+        ]
+        .map(Change::Create),
+    );
+    let stub = [Stub {
+        zone: "example.org",
+        port: served.port(),
+    }];
+    let early = Unbound::start(&[ds_of(&old)], &stub);
+    let late = Unbound::start(&[ds_of(&old)], &stub);
+    let questions = [
+        ("web.example.org", "A"),
+        ("www.example.org", "A"),
+        ("x.wild.example.org", "A"),
+        ("nope.example.org", "A"),
+        ("web.example.org", "TXT"),
+        ("example.org", "DNSKEY"),
+    ];
+
+    let mut ring = KeyRing::new(old.clone());
+    assert!(ring.request());
+    let (mut queries, mut servfails, mut insecure) = (0usize, 0usize, Vec::new());
+    let mut steps = Vec::new();
+    let mut retired_at = None;
+    let deadline = Instant::now() + Duration::from_secs(50);
+    let mut next_query = Instant::now();
+    while retired_at.is_none_or(|t: Instant| t.elapsed() < Duration::from_secs(4)) {
+        assert!(Instant::now() < deadline, "the rollover did not end: {steps:?}");
+        let now = extdns_dns_wire::unix_now();
+        let step = ring
+            .advance(now, &timings, || ZoneKey::generate(KeyAlgorithm::EcdsaP256))
+            .expect("advances");
+        match step {
+            // The operator reads the DS the rollover logs and gives it to the parent: `early` sees it at once.
+            Some(RollStep::Active) => {
+                let next = ring.next.clone().expect("the new key");
+                early.set_anchors(&[ds_of(&next)]);
+                assert_eq!(ring.ds_swapped(now).ok(), Some(true));
+            }
+            // The last resolver holding the old DS lets go of it as the old key leaves.
+            Some(RollStep::Retired) => {
+                late.set_anchors(&[ds_of(&ring.current)]);
+                retired_at = Some(Instant::now());
+            }
+            _ => {}
+        }
+        if let Some(step) = step {
+            steps.push(step);
+            keys.send_replace(ring.keys());
+        }
+        for unbound in [&early, &late] {
+            let (qname, qtype) = questions[queries % questions.len()];
+            let v = unbound.ask(qname, qtype);
+            queries += 1;
+            if v.status == "SERVFAIL" {
+                servfails += 1;
+                eprintln!("SERVFAIL for {qname} {qtype} after {steps:?}\n{}", unbound.log());
+            } else if !v.authenticated {
+                insecure.push(format!("{qname} {qtype} after {steps:?}: {v:?}"));
+            }
+        }
+        next_query += Duration::from_millis(100);
+        std::thread::sleep(next_query.saturating_duration_since(Instant::now()));
+    }
+    eprintln!("rollover: {queries} queries through {steps:?}, {servfails} SERVFAIL");
+    assert_eq!(steps, [RollStep::Published, RollStep::Active, RollStep::Retired]);
+    assert_eq!(servfails, 0, "no SERVFAIL at any moment of the rollover");
+    assert!(insecure.is_empty(), "every answer secure: {insecure:#?}");
+    // Over: the new key alone, and both resolvers validate from its DS.
+    let dnskeys = secure(&early, "example.org", "DNSKEY", "NOERROR");
+    assert_eq!(dnskeys.len(), 1, "{dnskeys:?}");
+    secure(&late, "web.example.org", "A", "NOERROR");
 }
