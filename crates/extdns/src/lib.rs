@@ -26,6 +26,7 @@ pub use extdns_kube_sinks::crd_status;
 pub mod dns_providers;
 pub mod dns_server;
 pub mod dnssec_keys;
+pub mod dnssec_rollover;
 pub mod endpoints;
 pub use extdns_kube_sinks::events;
 pub mod flags;
@@ -158,7 +159,9 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
             ExitCode::from(runtime.block_on(webhook_conformance::run(&args, &mut stdout)))
         }
         Some(Command::Dnssec(command)) => {
-            let (DnssecCommand::Ds(args) | DnssecCommand::Secret(args)) = &command;
+            let (DnssecCommand::Ds(args)
+            | DnssecCommand::Secret(args)
+            | DnssecCommand::Rollover(flags::RolloverArgs { dnssec: args, .. })) = &command;
             let settings = checked(&args.flags, settings::controller)?;
             let dnssec = checked(&args.flags, settings::dns_server::dnssec)?;
             let mut stdout = std::io::stdout().lock();
@@ -168,6 +171,14 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
                     runtime.block_on(dnssec_keys::print_ds(&settings, dnssec.as_ref(), zones, &mut stdout))
                 }
                 DnssecCommand::Secret(_) => dnssec_keys::print_secret(dnssec.as_ref(), zones, &mut stdout),
+
+                DnssecCommand::Rollover(ref rollover) => runtime.block_on(dnssec_rollover::rollover(
+                    &settings,
+                    dnssec.as_ref(),
+                    zones,
+                    rollover.ds_swapped,
+                    &mut stdout,
+                )),
             })
         }
     };
