@@ -49,8 +49,8 @@ pub async fn with_keys(mut settings: Settings, dnssec: Option<&DnssecSettings>) 
         info!(
             zone = %zone.origin,
             algorithm = %keys.signer.algorithm(),
-            ds = %keys.signer.ds_line(&zone.origin).unwrap_or_default(),
             rollover = %ring.state.map(|s| s.to_string()).unwrap_or_else(|| "none".to_owned()),
+            ds = %keys.signer.ds_line(&zone.origin).unwrap_or_default(),
             "signing the zone with DNSSEC; give its parent this DS record (`extdns dnssec ds` prints it again)"
         );
         let (sender, updates) = tokio::sync::watch::channel(keys.clone());
