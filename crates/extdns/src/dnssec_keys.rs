@@ -1,6 +1,7 @@
 //! The signing keys of the built-in server's signed zones (`--dns-server-dnssec-*`, docs/dnssec.md): read
 //! from a Kubernetes Secret, or made on the first start and written there, so every replica signs with the
-//! same key; with `--manifests`, read from that Secret among the manifest files. The dns-server crate takes
+//! same key; with `--manifests`, read from that Secret among the manifest files. Handing them to the server
+//! and following their rollovers is `crate::dnssec_rollover`'s. The dns-server crate takes
 //! each key as a value ([`extdns_dns_server::dnssec::ZoneKey`]); the API calls are the binary's.
 //!
 //! The Secret holds two entries per zone: `<zone>.algorithm` (the mnemonic, `ECDSAP256SHA256` or
@@ -14,13 +15,12 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use extdns_dns_server::dnssec::rollover::{KeyRing, RollState};
-use extdns_dns_server::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
+use extdns_dns_server::dnssec::{KeyAlgorithm, ZoneKey};
 use extdns_informer::{LoadOptions, load_keeping};
-use extdns_wiring::{ClusterSettings, ProviderSettings, Settings, kube_client};
+use extdns_wiring::{ClusterSettings, Settings, kube_client};
 use hickory_proto::rr::Name;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
@@ -31,47 +31,6 @@ use crate::settings::dns_server::DnssecSettings;
 
 /// Writes tried before giving up when other replicas keep changing the Secret.
 const ATTEMPTS: usize = 5;
-
-/// `settings` with each signed zone's keys in its configuration, read from the Secret or made and kept
-/// there; every zone's DS is logged for its parent. On an API server, a task follows the Secret from then
-/// on and takes each zone's rollover through its steps (`crate::dnssec_rollover`). Unchanged when nothing
-/// is signed.
-pub async fn with_keys(mut settings: Settings, dnssec: Option<&DnssecSettings>) -> anyhow::Result<Settings> {
-    let (Some(dnssec), ProviderSettings::DnsServer(config)) = (dnssec, &settings.provider) else {
-        return Ok(settings);
-    };
-    let (rings, store) = rings(dnssec, &settings.cluster, true).await?;
-    let mut config = (**config).clone();
-    let mut followed = Vec::new();
-    for zone in &mut config.zones {
-        let Some(ring) = rings.get(&zone.origin) else { continue };
-        let keys = ring.keys();
-        info!(
-            zone = %zone.origin,
-            algorithm = %keys.signer.algorithm(),
-            rollover = %ring.state.map(|s| s.to_string()).unwrap_or_else(|| "none".to_owned()),
-            ds = %keys.signer.ds_line(&zone.origin).unwrap_or_default(),
-            "signing the zone with DNSSEC; give its parent this DS record (`extdns dnssec ds` prints it again)"
-        );
-        let (sender, updates) = tokio::sync::watch::channel(keys.clone());
-        followed.push(crate::dnssec_rollover::Followed {
-            zone: zone.origin.clone(),
-            dnskey_ttl: zone.ttl,
-            keys: sender,
-        });
-        zone.dnssec = Some(DnssecConfig {
-            key: keys.signer,
-            standby: keys.standby,
-            validity_secs: dnssec.validity_secs,
-            updates: Some(updates),
-        });
-    }
-    if let Some(store) = store {
-        tokio::spawn(crate::dnssec_rollover::follow(store, dnssec.clone(), followed));
-    }
-    settings.provider = ProviderSettings::DnsServer(Arc::new(config));
-    Ok(settings)
-}
 
 /// Where the keys are kept on an API server: the Secret's API and its name, as messages show it.
 #[derive(Clone)]

@@ -4,22 +4,64 @@
 //! interval` ([`follow`]). The schedule is in the Secret alone: a step is written at the version read, so
 //! exactly one replica writes it and the others read it, and each replica hands its server the keys the
 //! Secret says (the dns-server crate re-publishes and re-signs). The parent's DS swap is the operator's:
-//! the step that needs it logs the DS, and `extdns dnssec rollover --ds-swapped` records it.
+//! the step that needs it logs the DS, and `extdns dnssec rollover --ds-swapped` records it. The keys
+//! reach the server's configuration here too ([`with_keys`]), with the channel its steps come through.
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use extdns_dns_server::dnssec::ZoneKey;
-use extdns_dns_server::dnssec::ZoneKeys;
 use extdns_dns_server::dnssec::rollover::{KeyRing, RollState, RollStep};
-use extdns_wiring::Settings;
+use extdns_dns_server::dnssec::{DnssecConfig, ZoneKey, ZoneKeys};
+use extdns_wiring::{ProviderSettings, Settings};
 use hickory_proto::rr::Name;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
-use crate::dnssec_keys::{KeyStore, chosen};
+use crate::dnssec_keys::{KeyStore, chosen, rings};
 use crate::settings::dns_server::DnssecSettings;
+
+/// `settings` with each signed zone's keys in its configuration, read from the Secret or made and kept
+/// there; every zone's DS is logged for its parent. On an API server, a task follows the Secret from then
+/// on and takes each zone's rollover through its steps (`crate::dnssec_rollover`). Unchanged when nothing
+/// is signed.
+pub async fn with_keys(mut settings: Settings, dnssec: Option<&DnssecSettings>) -> anyhow::Result<Settings> {
+    let (Some(dnssec), ProviderSettings::DnsServer(config)) = (dnssec, &settings.provider) else {
+        return Ok(settings);
+    };
+    let (rings, store) = rings(dnssec, &settings.cluster, true).await?;
+    let mut config = (**config).clone();
+    let mut followed = Vec::new();
+    for zone in &mut config.zones {
+        let Some(ring) = rings.get(&zone.origin) else { continue };
+        let keys = ring.keys();
+        info!(
+            zone = %zone.origin,
+            algorithm = %keys.signer.algorithm(),
+            rollover = %ring.state.map(|s| s.to_string()).unwrap_or_else(|| "none".to_owned()),
+            ds = %keys.signer.ds_line(&zone.origin).unwrap_or_default(),
+            "signing the zone with DNSSEC; give its parent this DS record (`extdns dnssec ds` prints it again)"
+        );
+        let (sender, updates) = tokio::sync::watch::channel(keys.clone());
+        followed.push(Followed {
+            zone: zone.origin.clone(),
+            dnskey_ttl: zone.ttl,
+            keys: sender,
+        });
+        zone.dnssec = Some(DnssecConfig {
+            key: keys.signer,
+            standby: keys.standby,
+            validity_secs: dnssec.validity_secs,
+            updates: Some(updates),
+        });
+    }
+    if let Some(store) = store {
+        tokio::spawn(follow(store, dnssec.clone(), followed));
+    }
+    settings.provider = ProviderSettings::DnsServer(Arc::new(config));
+    Ok(settings)
+}
 
 /// A signed zone this replica serves: the TTL its DNSKEY set is served with, and where its server takes
 /// its keys from.

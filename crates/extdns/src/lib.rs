@@ -110,7 +110,7 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
             let settings = checked(&cli.flags, settings::controller)?;
             let dnssec = checked(&cli.flags, settings::dns_server::dnssec)?;
             settings::log_warnings(&cli.flags);
-            let run = async { run::run(&dnssec_keys::with_keys(settings, dnssec.as_ref()).await?).await };
+            let run = async { run::run(&dnssec_rollover::with_keys(settings, dnssec.as_ref()).await?).await };
             match runtime.block_on(run) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
