@@ -212,6 +212,9 @@ mod tests {
             }
         }
         let serial = |z: &Zones| z.read().zones()[0].serial();
+        let key_set = |z: &Zones| answer(z, "example.org.", RecordType::DNSKEY);
+        let host1 = |z: &Zones| answer(z, "host1.example.org.", RecordType::A);
+        let both = (sorted(vec![tag(&old), tag(&new)]), 2);
         let before = serial(&zones);
         let now = crate::dnssec::now();
 
@@ -222,14 +225,8 @@ mod tests {
         };
         assert!(rekey(&zones, &origin, &prepublished, now).expect("rekeys"));
         assert_ne!(serial(&zones), before, "a new serial for the new key set");
-        assert_eq!(
-            answer(&zones, "example.org.", RecordType::DNSKEY),
-            (sorted(vec![tag(&old), tag(&new)]), 2)
-        );
-        assert_eq!(
-            answer(&zones, "host1.example.org.", RecordType::A),
-            (vec![tag(&old)], 1)
-        );
+        assert_eq!(key_set(&zones), both);
+        assert_eq!(host1(&zones), (vec![tag(&old)], 1));
         // Only the sets signed before the change are due, however fresh their signatures.
         assert_eq!(renew(&zones, now), RENEW_BATCH);
         assert!(renew(&zones, now) > 0);
@@ -242,14 +239,8 @@ mod tests {
         };
         assert!(rekey(&zones, &origin, &active, now).expect("rekeys"));
         assert_eq!(answer(&zones, "example.org.", RecordType::CDS), (vec![tag(&new)], 1));
-        assert_eq!(
-            answer(&zones, "example.org.", RecordType::DNSKEY),
-            (sorted(vec![tag(&old), tag(&new)]), 2)
-        );
-        assert_eq!(
-            answer(&zones, "host1.example.org.", RecordType::A),
-            (vec![tag(&old)], 1)
-        );
+        assert_eq!(key_set(&zones), both);
+        assert_eq!(host1(&zones), (vec![tag(&old)], 1));
         while renew(&zones, now) > 0 {}
         for n in [0, RENEW_BATCH + 9] {
             let host = format!("host{n}.example.org.");
@@ -258,7 +249,7 @@ mod tests {
 
         // Retired: the new key alone.
         assert!(rekey(&zones, &origin, &ZoneKeys::single(new.clone()), now).expect("rekeys"));
-        assert_eq!(answer(&zones, "example.org.", RecordType::DNSKEY), (vec![tag(&new)], 1));
+        assert_eq!(key_set(&zones), (vec![tag(&new)], 1));
         assert!(
             !rekey(&zones, &name("other.org."), &ZoneKeys::single(new), now).expect("no zone"),
             "no such zone"

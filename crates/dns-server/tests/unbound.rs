@@ -8,15 +8,12 @@
 
 mod common;
 
-use common::{Served, ep, name, zone_config};
+use common::{Served, ep, every_answer_shape, forged_a, name, zone_config};
 use extdns_dns_server::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
-use extdns_dns_server::zones::{RrSet, SetOrigin};
 use extdns_dns_server::{ServerConfig, ZoneConfig};
 use extdns_endpoint::{Change, RecordType};
 use extdns_test_support::require;
 use extdns_test_support::unbound::{Stub, Unbound};
-use hickory_proto::rr::RData;
-use hickory_proto::rr::rdata::A;
 
 /// The parent (example.org., signed by a new key of `algorithm`, with the records of every answer shape
 /// and a delegation to sub.example.org.), the unsigned child, and Unbound validating both.
@@ -39,18 +36,7 @@ fn signed(algorithm: KeyAlgorithm) -> Signed {
         vec!["127.0.0.1:0".parse().expect("address")],
         vec![zone],
     ));
-    parent.apply(
-        &[
-            ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]),
-            ep("www.example.org", RecordType::Cname, &["web.example.org"]),
-            ep("chain.example.org", RecordType::Cname, &["www.example.org"]),
-            ep("*.wild.example.org", RecordType::A, &["192.0.2.4"]),
-            ep("a.b.c.example.org", RecordType::A, &["192.0.2.3"]),
-            ep("sub.example.org", RecordType::Ns, &["ns.sub.example.org"]),
-            ep("ns.sub.example.org", RecordType::A, &["192.0.2.6"]),
-        ]
-        .map(Change::Create),
-    );
+    parent.apply(&every_answer_shape());
     let child_zone = ZoneConfig::new(
         name("sub.example.org."),
         name("ns.sub.example.org."),
@@ -149,15 +135,7 @@ fn a_forged_set_and_an_expired_signature_are_bogus_to_unbound() {
     let (parent, unbound) = (&served.parent, &served.unbound);
     secure(unbound, "web.example.org", "A", "NOERROR");
     // Names the resolver has not cached yet.
-    let forged = RrSet {
-        record_type: hickory_proto::rr::RecordType::A,
-        ttl: 60,
-        data: vec![RData::A(A([203, 0, 113, 66].into()))],
-        origin: SetOrigin::Managed {
-            record_type: RecordType::A,
-            spelt: None,
-        },
-    };
+    let forged = forged_a();
     parent.zones.put_behind_signer(&name("a.b.c.example.org."), forged);
     bogus(unbound, "a.b.c.example.org", "A");
     // Signed 30 days ago for 14 days (and at most a quarter more): expired two weeks ago.
