@@ -19,6 +19,8 @@ use extdns_test_support::unbound::{Stub, Unbound};
 /// and a delegation to sub.example.org.), the unsigned child, and Unbound validating both.
 struct Signed {
     parent: Served,
+    /// The parent's DS, as Unbound's trust anchor spells it.
+    ds: String,
     #[allow(dead_code, reason = "kept so the child keeps answering")]
     child: Served,
     unbound: Unbound,
@@ -53,7 +55,7 @@ fn signed(algorithm: KeyAlgorithm) -> Signed {
         &["192.0.2.7"],
     ))]);
     let unbound = Unbound::start(
-        &[ds],
+        std::slice::from_ref(&ds),
         &[
             Stub {
                 zone: "example.org",
@@ -65,7 +67,12 @@ fn signed(algorithm: KeyAlgorithm) -> Signed {
             },
         ],
     );
-    Signed { parent, child, unbound }
+    Signed {
+        parent,
+        ds,
+        child,
+        unbound,
+    }
 }
 
 /// Asserts Unbound validated `name TYPE` with `status`; returns the answers.
@@ -79,6 +86,19 @@ fn secure(unbound: &Unbound, name: &str, rtype: &str, status: &str) -> Vec<Strin
     );
     v.answers
 }
+
+/// The names and types of every answer shape [`signed`]'s parent serves.
+const SHAPES: [(&str, &str); 9] = [
+    ("web.example.org", "A"),
+    ("a.b.wild.example.org", "A"),
+    ("chain.example.org", "A"),
+    ("nope.example.org", "A"),
+    ("web.example.org", "TXT"),
+    ("b.c.example.org", "A"),
+    ("x.wild.example.org", "TXT"),
+    ("example.org", "DNSKEY"),
+    ("sub.example.org", "DS"),
+];
 
 /// Asserts Unbound called `name TYPE` bogus.
 fn bogus(unbound: &Unbound, name: &str, rtype: &str) {
@@ -267,4 +287,28 @@ fn a_rollover_never_fails_a_validating_resolver() {
     let dnskeys = secure(&early, "example.org", "DNSKEY", "NOERROR");
     assert_eq!(dnskeys.len(), 1, "{dnskeys:?}");
     secure(&late, "web.example.org", "A", "NOERROR");
+}
+
+/// `delv`, asking the server itself and validating from the same DS, agrees with Unbound: every answer shape
+/// fully validated (the denials as negative responses), and the forged set not.
+#[test]
+fn delv_agrees_with_unbound_on_every_answer_shape() {
+    use extdns_test_support::validator::delv;
+
+    require!(Unbound, DnsClients);
+    let served = signed(KeyAlgorithm::EcdsaP256);
+    let (parent, unbound) = (&served.parent, &served.unbound);
+    let ds = &served.ds;
+    for (qname, qtype) in SHAPES {
+        secure(unbound, qname, qtype, "NOERROR");
+        let said = delv(parent.port(), ds, qname, qtype);
+        assert!(
+            said.contains("; fully validated") || said.contains("; negative response, fully validated"),
+            "delv on {qname} {qtype}:\n{said}"
+        );
+    }
+    parent.zones.put_behind_signer(&name("a.b.c.example.org."), forged_a());
+    let said = delv(parent.port(), ds, "a.b.c.example.org", "A");
+    assert!(!said.contains("fully validated"), "a forged set:\n{said}");
+    bogus(unbound, "a.b.c.example.org", "A");
 }

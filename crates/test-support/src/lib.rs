@@ -139,7 +139,8 @@ pub enum Server {
     OpenSsl,
     /// `unshare` and `ip`, which give a test a network namespace of its own.
     NetNamespace,
-    /// `dig` and Knot's `kdig`, the two DNS clients the built-in DNS server's answers are checked with.
+    /// `dig` and Knot's `kdig`, the two DNS clients the built-in DNS server's answers are checked with, and
+    /// `delv` (beside `dig`), which validates DNSSEC answers itself.
     DnsClients,
     /// Prometheus's `promtool` (Debian's `prometheus`), which tests the chart's alerts on recorded series.
     Promtool,
@@ -236,7 +237,7 @@ impl Server {
             }
             Server::OpenSsl => &["openssl"],
             Server::NetNamespace => &["unshare", "ip"],
-            Server::DnsClients => &["dig", "kdig"],
+            Server::DnsClients => &["dig", "kdig", "delv"],
             Server::Promtool => &["promtool"],
 
             Server::Unbound => &["unbound", "unbound-control", "dig"],
@@ -326,7 +327,7 @@ pub fn need(name: &str) -> PathBuf {
     let package = match name {
         "named" => "bind9",
         "knotd" | "knotc" => "knot",
-        "dig" | "nsupdate" => "bind9-dnsutils",
+        "dig" | "nsupdate" | "delv" => "bind9-dnsutils",
         "kdig" => "knot-dnsutils",
         "pdns_server" | "pdnsutil" => "pdns-server pdns-backend-sqlite3",
         "sqlite3" => "sqlite3",

@@ -119,3 +119,31 @@ fn answer_section(out: &str) -> Vec<String> {
         .filter(|l| !l.contains(" RRSIG "))
         .collect()
 }
+
+/// What BIND's `delv` says of `name TYPE` asked of the server on 127.0.0.1:`port` (no resolver between):
+/// it validates the answer itself, with `ds` (`ZONE. DS KEYTAG ALGORITHM DIGESTTYPE HEX`) as its only trust
+/// anchor. Its whole output: `; fully validated` (or `; negative response, fully validated`) when the
+/// answer or its denial validated, `resolution failed` when it did not.
+pub fn delv(port: u16, ds: &str, name: &str, rtype: &str) -> String {
+    let fields: Vec<&str> = ds.split_whitespace().collect();
+    let [zone, "DS", tag, alg, digest_type, digest] = fields.as_slice() else {
+        panic!("not a DS: {ds}");
+    };
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("a temporary directory: {e}"));
+    let anchors = dir.path().join("anchors");
+    let text = format!("trust-anchors {{ {zone} static-ds {tag} {alg} {digest_type} \"{digest}\"; }};\n");
+    std::fs::write(&anchors, text).unwrap_or_else(|e| panic!("{}: {e}", anchors.display()));
+    let out = std::process::Command::new(need("delv"))
+        .arg("@127.0.0.1")
+        .args(["-p", &port.to_string(), "-a"])
+        .arg(&anchors)
+        .arg(format!("+root={}", zone.trim_end_matches('.')))
+        .args(["+nomtrace", "+norrcomments", name, rtype])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run delv: {e}"));
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
