@@ -16,7 +16,7 @@ use std::fmt;
 
 use hickory_proto::dnssec::rdata::sig::SigInput;
 use hickory_proto::dnssec::rdata::{DNSSECRData, RRSIG};
-use hickory_proto::dnssec::{SigningKey, TBS};
+use hickory_proto::dnssec::{PublicKey, SigningKey, TBS};
 use hickory_proto::rr::{DNSClass, LowerName, Name, RData, Record, RecordType, SerialNumber};
 
 use super::{DnssecConfig, DnssecError, ZoneKey, ZoneKeys};
@@ -37,10 +37,12 @@ pub struct ZoneSigning {
     signatures: HashMap<(LowerName, RecordType), Signature>,
 }
 
-/// One key as it signs: hickory's key and its tag.
+/// One key as it signs: hickory's key, its tag, and its public key (what tells two keys apart: tags may
+/// collide).
 struct Signer {
     key: Box<dyn SigningKey>,
     key_tag: u16,
+    public: Vec<u8>,
 }
 
 impl Signer {
@@ -49,6 +51,7 @@ impl Signer {
         Ok(Signer {
             key: key.signing_key()?,
             key_tag: dnskey.calculate_key_tag().map_err(DnssecError::Proto)?,
+            public: dnskey.public_key().public_bytes().to_vec(),
         })
     }
 }
@@ -90,14 +93,17 @@ impl ZoneSigning {
         })
     }
 
-    /// Signs with `keys` from now on. The signatures made before are kept (still served, both keys being
-    /// published) and due for renewal.
+    /// Signs with `keys` from now on. When the signing key changed, the signatures made before are kept
+    /// (still served: both keys are published) and due for renewal; when only the standby key came or went,
+    /// they stand (the caller re-signs the DNSKEY set, the one set the standby key signs).
     pub(crate) fn set_keys(&mut self, keys: &ZoneKeys) -> Result<(), DnssecError> {
         let key = Signer::new(&keys.signer)?;
         let standby = keys.standby.as_ref().map(Signer::new).transpose()?;
+        if key.public != self.key.public {
+            self.generation = self.generation.wrapping_add(1);
+        }
         self.key = key;
         self.standby = standby;
-        self.generation = self.generation.wrapping_add(1);
         Ok(())
     }
 
@@ -106,8 +112,8 @@ impl ZoneSigning {
         self.key.key_tag
     }
 
-    /// The key tags a set of `record_type` at `owner` is signed with: the standby key's too for the
-    /// apex DNSKEY set during a rollover.
+    /// The keys a set of `record_type` at `owner` is signed with: the standby key too for the apex DNSKEY
+    /// set during a rollover.
     fn signers(&self, owner: &Name, record_type: RecordType) -> impl Iterator<Item = &Signer> {
         let both = record_type == RecordType::DNSKEY && owner.to_lowercase() == self.signer_name;
         std::iter::once(&self.key).chain(self.standby.as_ref().filter(|_| both))
