@@ -60,6 +60,8 @@ const REQUIRED: &[(Provides, &str)] = &[
     // The chart's alerts are tested with `promtool test rules` (crates/extdns/tests/observability.rs); Debian
     // ships promtool with the server, whose service a container never starts.
     (Provides::Program("promtool"), "prometheus"),
+    // The DNSSEC tests validate the built-in server's signed zones with Unbound as well as BIND.
+    (Provides::Program("unbound"), "unbound"),
 ];
 
 /// The packages whose programs or files are missing, each once, in table order.

@@ -112,7 +112,7 @@ impl Ctx<'_> {
             let Some(owner) = signed.get(start).map(|r: &Record| r.name.clone()) else {
                 continue;
             };
-            signed.extend(self.signing.rrsig_record(set.signed_as, set.record_type, &owner));
+            signed.extend(self.signing.rrsig_records(set.signed_as, set.record_type, &owner));
             if let Some(labels) = set.next_closer {
                 self.prove_absent(&owner.trim_to(usize::from(labels)), response);
             }
@@ -130,7 +130,8 @@ impl Ctx<'_> {
         let ttl = soa.ttl;
         let sig = self
             .signing
-            .rrsig_record(self.zone.lower_origin(), RecordType::SOA, &soa.name)
+            .rrsig_records(self.zone.lower_origin(), RecordType::SOA, &soa.name)
+            .into_iter()
             .map(|mut sig| {
                 sig.ttl = ttl;
                 sig

@@ -2,13 +2,22 @@
 //! sets whose signatures have less than half their validity left under the read lock, and signs them
 //! again under the write lock a batch at a time, so no moment re-signs a whole zone and queries wait at
 //! most for one batch.
+//!
+//! A zone whose keys change while the server runs (a rollover's step, `DnssecConfig::updates`) gets its
+//! key sets published anew at once ([`rekey`]); its other sets, signed by the old keys, are re-signed
+//! right after, batch after batch with the lock let go between them, not at the next minute: both keys
+//! stay published for much longer than that (docs/dnssec.md).
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use hickory_proto::rr::{LowerName, Name};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
+use crate::dnssec::{DnssecError, ZoneKeys};
 use crate::zones::Zones;
 
 /// How often the server looks for signatures to renew: a minute, small beside days of validity.
@@ -51,8 +60,81 @@ pub fn renew(zones: &Zones, now: u32) -> usize {
     renewed
 }
 
-/// Renews signatures every `every` until `shutdown`.
+/// Signs the zone at `origin` with `keys` from `now` on: its DNSKEY, CDS and CDNSKEY sets published
+/// anew and signed, a new serial (secondaries are notified); the other sets are left for [`renew`], which
+/// finds them due. `false` when no signed zone has that origin.
+pub fn rekey(zones: &Zones, origin: &Name, keys: &ZoneKeys, now: u32) -> Result<bool, DnssecError> {
+    {
+        let mut set = zones.write();
+        let origin = LowerName::new(origin);
+        let Some(zone) = set
+            .zones_mut()
+            .iter_mut()
+            .find(|z| z.lower_origin() == &origin && z.signing().is_some())
+        else {
+            return Ok(false);
+        };
+        zone.set_keys(keys, now)?;
+    }
+    zones.changed();
+    Ok(true)
+}
+
+/// Follows the key changes of the zone at `origin` until `shutdown`: each change is [`rekey`]ed, then the
+/// sets the old keys signed are re-signed a batch at a time, the lock let go (and the task yielding)
+/// between batches.
+async fn follow_keys(
+    zones: Arc<Zones>,
+    origin: Name,
+    mut updates: watch::Receiver<ZoneKeys>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            changed = updates.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let keys = updates.borrow_and_update().clone();
+                let now = crate::dnssec::now();
+                if let Err(e) = rekey(&zones, &origin, &keys, now) {
+                    warn!(zone = %origin, error = %e, "cannot sign with the zone's new keys");
+                    continue;
+                }
+                let mut resigned = 0;
+                loop {
+                    let renewed = renew(&zones, crate::dnssec::now());
+                    resigned += renewed;
+                    if renewed < RENEW_BATCH {
+                        break;
+                    }
+                    tokio::task::yield_now().await;
+                }
+                info!(
+                    zone = %origin,
+                    signer = keys.signer.key_tag().ok(),
+                    standby = keys.standby.as_ref().and_then(|k| k.key_tag().ok()),
+                    resigned,
+                    "the zone signs with its new keys"
+                );
+            }
+        }
+    }
+}
+
+/// Renews signatures every `every` until `shutdown`, and follows each zone's key changes.
 pub async fn renew_until(zones: Arc<Zones>, every: Duration, shutdown: CancellationToken) {
+    let updates: Vec<(Name, watch::Receiver<ZoneKeys>)> = zones
+        .read()
+        .zones()
+        .iter()
+        .filter_map(|z| Some((z.origin().clone(), z.config().dnssec.as_ref()?.updates.clone()?)))
+        .collect();
+    let mut followers = JoinSet::new();
+    for (origin, receiver) in updates {
+        followers.spawn(follow_keys(zones.clone(), origin, receiver, shutdown.clone()));
+    }
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -63,5 +145,119 @@ pub async fn renew_until(zones: Arc<Zones>, every: Duration, shutdown: Cancellat
                 renew(&zones, now);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hickory_proto::dnssec::rdata::DNSSECRData;
+    use hickory_proto::op::{Edns, Message, MessageType, OpCode, Query};
+    use hickory_proto::rr::{RData, RecordType};
+
+    use super::*;
+    use crate::answer::respond;
+    use crate::answer::tests::{a, name, set};
+    use crate::config::Limits;
+    use crate::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
+    use crate::metrics::Transport;
+    use crate::zones::tests::zone_config;
+
+    fn key() -> ZoneKey {
+        ZoneKey::generate(KeyAlgorithm::EcdsaP256).expect("a key")
+    }
+
+    fn tag(key: &ZoneKey) -> u16 {
+        key.key_tag().expect("a key tag")
+    }
+
+    /// The records of the answer to `qname TYPE` with DO set: the key tags of its RRSIGs, sorted, and how
+    /// many records of the type itself.
+    fn answer(zones: &Zones, qname: &str, qtype: RecordType) -> (Vec<u16>, usize) {
+        let mut m = Message::new(7, MessageType::Query, OpCode::Query);
+        m.add_query(Query::query(name(qname), qtype));
+        let mut edns = Edns::new();
+        edns.set_dnssec_ok(true);
+        m.set_edns(edns);
+        let r = respond(&zones.read(), &m, Transport::Tcp, u16::MAX);
+        let mut tags: Vec<u16> = r
+            .answers
+            .iter()
+            .filter_map(|r| match &r.data {
+                RData::DNSSEC(DNSSECRData::RRSIG(sig)) => Some(sig.input().key_tag),
+                _ => None,
+            })
+            .collect();
+        tags.sort_unstable();
+        let records = r.answers.iter().filter(|r| r.record_type() == qtype).count();
+        (tags, records)
+    }
+
+    fn sorted(mut tags: Vec<u16>) -> Vec<u16> {
+        tags.sort_unstable();
+        tags
+    }
+
+    #[test]
+    fn a_rollover_publishes_both_keys_then_re_signs_the_zone_with_the_new_one_batch_by_batch() {
+        let (old, new) = (key(), key());
+        let mut config = zone_config("example.org.");
+        config.dnssec = Some(DnssecConfig::new(old.clone()));
+        let origin = config.origin.clone();
+        let zones = Zones::new(&[config], 7, Limits::default());
+        {
+            let mut all = zones.write();
+            let zone = all.zone_for_mut(&LowerName::new(&origin)).expect("zone");
+            for n in 0..(RENEW_BATCH + 10) {
+                zone.put(&name(&format!("host{n}.example.org.")), set(vec![a("192.0.2.1")]));
+            }
+        }
+        let serial = |z: &Zones| z.read().zones()[0].serial();
+        let key_set = |z: &Zones| answer(z, "example.org.", RecordType::DNSKEY);
+        let host1 = |z: &Zones| answer(z, "host1.example.org.", RecordType::A);
+        let both = (sorted(vec![tag(&old), tag(&new)]), 2);
+        let before = serial(&zones);
+        let now = crate::dnssec::now();
+
+        // Pre-published: two DNSKEYs, the set signed by both; the data still by the old key alone.
+        let prepublished = ZoneKeys {
+            signer: old.clone(),
+            standby: Some(new.clone()),
+        };
+        assert!(rekey(&zones, &origin, &prepublished, now).expect("rekeys"));
+        assert_ne!(serial(&zones), before, "a new serial for the new key set");
+        assert_eq!(key_set(&zones), both);
+        assert_eq!(host1(&zones), (vec![tag(&old)], 1));
+        assert_eq!(
+            renew(&zones, now),
+            0,
+            "the data's signer did not change: nothing to re-sign"
+        );
+
+        // The new key signs: CDS names it; the data moves to it as the renewal re-signs it.
+        let active = ZoneKeys {
+            signer: new.clone(),
+            standby: Some(old.clone()),
+        };
+        assert!(rekey(&zones, &origin, &active, now).expect("rekeys"));
+        assert_eq!(answer(&zones, "example.org.", RecordType::CDS), (vec![tag(&new)], 1));
+        assert_eq!(key_set(&zones), both);
+        assert_eq!(host1(&zones), (vec![tag(&old)], 1));
+        // The sets the old key signed are due, however fresh their signatures, a batch at a time.
+        assert_eq!(renew(&zones, now), RENEW_BATCH);
+        assert!(renew(&zones, now) > 0);
+        assert_eq!(renew(&zones, now), 0, "all re-signed");
+        for n in [0, RENEW_BATCH + 9] {
+            let host = format!("host{n}.example.org.");
+            assert_eq!(answer(&zones, &host, RecordType::A), (vec![tag(&new)], 1), "{host}");
+        }
+
+        // Retired: the new key alone.
+        assert!(rekey(&zones, &origin, &ZoneKeys::single(new.clone()), now).expect("rekeys"));
+        assert_eq!(key_set(&zones), (vec![tag(&new)], 1));
+        assert_eq!(renew(&zones, now), 0, "the signer stays: nothing to re-sign");
+        assert!(
+            !rekey(&zones, &name("other.org."), &ZoneKeys::single(new), now).expect("no zone"),
+            "no such zone"
+        );
     }
 }

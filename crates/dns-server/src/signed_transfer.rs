@@ -66,7 +66,7 @@ impl SignedZone {
                     signatures: node
                         .rrsets()
                         .iter()
-                        .filter_map(|s| signing.rrsig_record(&lower, s.record_type, node.name()))
+                        .flat_map(|s| signing.rrsig_records(&lower, s.record_type, node.name()))
                         .collect(),
                 }
             })

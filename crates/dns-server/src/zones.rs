@@ -111,6 +111,20 @@ impl Zones {
         zone.put(name, set);
         zone.signing = signing;
     }
+
+    /// Signs the set (`name`, `record_type`) again as if the clock read `now`: with a `now` long past, a
+    /// signature that has expired, which a server that stopped renewing would serve. For the tests that
+    /// validators call it bogus; never used by the server.
+    #[doc(hidden)]
+    pub fn sign_again_at(&self, name: &Name, record_type: RecordType, now: u32) {
+        let mut all = self.write();
+        let owner = LowerName::new(name);
+        if let Some(zone) = all.zone_for_mut(&owner)
+            && let Err(e) = zone.resign(&owner, record_type, now)
+        {
+            tracing::warn!(%name, error = %e, "cannot sign the set again");
+        }
+    }
 }
 
 /// The zones at one instant.
@@ -325,13 +339,7 @@ impl Zone {
         };
         zone.put(&apex, soa);
         zone.put(&apex, ns);
-        for data in crate::dnssec::apex_data(&apex, zone.config.dnssec.as_ref()) {
-            let set = RrSet {
-                record_type: data.record_type(),
-                ttl: zone.config.ttl,
-                data: vec![data],
-                origin: SetOrigin::Config,
-            };
+        for set in zone.key_sets() {
             zone.put(&apex, set);
         }
         let mut glue: HashMap<(Name, RecordType), Vec<RData>> = HashMap::new();
@@ -453,6 +461,50 @@ impl Zone {
     /// The signer and signatures, when the zone is signed.
     pub fn signing(&self) -> Option<&ZoneSigning> {
         self.signing.as_deref()
+    }
+
+    /// The DNSKEY, CDS and CDNSKEY sets of the zone's keys (none when unsigned), served with its TTL.
+    fn key_sets(&self) -> Vec<RrSet> {
+        let keys = self.config.dnssec.as_ref().map(crate::dnssec::DnssecConfig::keys);
+        crate::dnssec::apex_data(&self.config.origin, keys.as_ref())
+            .into_iter()
+            .map(|(record_type, data)| RrSet {
+                record_type,
+                ttl: self.config.ttl,
+                data,
+                origin: SetOrigin::Config,
+            })
+            .collect()
+    }
+
+    /// Signs with `keys` from now on (a rollover's step): the key sets are published anew and signed, and
+    /// the change committed at `now` (a new serial, journaled, so secondaries follow); the other sets
+    /// keep their signatures until the renewal re-signs them. Nothing happens to an unsigned zone.
+    pub(crate) fn set_keys(
+        &mut self,
+        keys: &crate::dnssec::ZoneKeys,
+        now: u32,
+    ) -> Result<(), crate::dnssec::DnssecError> {
+        let (Some(signing), Some(dnssec)) = (self.signing.as_mut(), self.config.dnssec.as_mut()) else {
+            return Ok(());
+        };
+        signing.set_keys(keys)?;
+        dnssec.key = keys.signer.clone();
+        dnssec.standby = keys.standby.clone();
+        let apex = self.config.origin.clone();
+        let mut removed = Vec::new();
+        for record_type in [RecordType::DNSKEY, RecordType::CDS, RecordType::CDNSKEY] {
+            if let Some(old) = self.remove(&self.origin.clone(), record_type) {
+                removed.extend(old.records(&apex));
+            }
+        }
+        let mut added = Vec::new();
+        for set in self.key_sets() {
+            added.extend(set.records(&apex));
+            self.put(&apex, set);
+        }
+        self.commit(now, removed, added);
+        Ok(())
     }
 
     /// Signs `set` at `name` when the zone is signed (a delegation's NS set is the child's: unsigned).
@@ -1073,8 +1125,8 @@ pub(crate) mod tests {
         let key = crate::dnssec::ZoneKey::generate(crate::dnssec::KeyAlgorithm::Ed25519).expect("key");
         let config = ZoneConfig {
             dnssec: Some(crate::dnssec::DnssecConfig {
-                key,
                 validity_secs: 4 * day,
+                ..crate::dnssec::DnssecConfig::new(key)
             }),
             ..zone_config("example.org.")
         };

@@ -7,15 +7,11 @@
 
 mod common;
 
-use common::{Served, name, zone_config};
+use common::{Served, every_answer_shape, forged_a, name, zone_config};
 use extdns_dns_server::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
-use extdns_dns_server::zones::{RrSet, SetOrigin};
 use extdns_dns_server::{Limits, ServerConfig};
-use extdns_endpoint::{Change, RecordType};
 use extdns_test_support::require;
 use extdns_test_support::validator::Validator;
-use hickory_proto::rr::RData;
-use hickory_proto::rr::rdata::A;
 
 /// The server with example.org. signed by a new key of `algorithm`, and the records of every answer
 /// shape, and BIND validating it from the key's DS.
@@ -32,7 +28,7 @@ fn signed(algorithm: KeyAlgorithm) -> (Served, Validator) {
         limits: Limits::default(),
         ..config
     });
-    served.apply(&common::answer_shapes().map(Change::Create));
+    served.apply(&every_answer_shape());
     let validator = Validator::start("example.org", &ds, served.port());
     (served, validator)
 }
@@ -85,15 +81,7 @@ fn data_changed_behind_the_signer_is_bogus() {
     let (served, validator) = signed(KeyAlgorithm::EcdsaP256);
     secure(&validator, "web.example.org", "A", "NOERROR");
     // A name the resolver has not cached yet.
-    let forged = RrSet {
-        record_type: hickory_proto::rr::RecordType::A,
-        ttl: 60,
-        data: vec![RData::A(A([203, 0, 113, 66].into()))],
-        origin: SetOrigin::Managed {
-            record_type: RecordType::A,
-            spelt: None,
-        },
-    };
+    let forged = forged_a();
     served.zones.put_behind_signer(&name("a.b.c.example.org."), forged);
     let v = validator.ask("a.b.c.example.org", "A");
     assert_eq!(v.status, "SERVFAIL", "a forged set must not validate: {v:?}");

@@ -462,7 +462,7 @@ fn a_knot_secondary_of_a_signed_zone_serves_answers_that_validate() {
         limits: still_serials(),
         ..ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone])
     });
-    served.apply(&common::answer_shapes().map(Change::Create));
+    served.apply(&common::every_answer_shape());
     let primary = Primary {
         port: served.port(),
         key: None,

@@ -1,22 +1,26 @@
 //! The signing keys of the built-in server's signed zones (`--dns-server-dnssec-*`, docs/dnssec.md): read
 //! from a Kubernetes Secret, or made on the first start and written there, so every replica signs with the
-//! same key; with `--manifests`, read from that Secret among the manifest files. The dns-server crate takes
+//! same key; with `--manifests`, read from that Secret among the manifest files. Handing them to the server
+//! and following their rollovers is `crate::dnssec_rollover`'s. The dns-server crate takes
 //! each key as a value ([`extdns_dns_server::dnssec::ZoneKey`]); the API calls are the binary's.
 //!
 //! The Secret holds two entries per zone: `<zone>.algorithm` (the mnemonic, `ECDSAP256SHA256` or
-//! `ED25519`) and `<zone>.pkcs8` (the private key, PKCS #8 DER), the zone without its trailing dot.
-//! Replicas starting together race to create it or add a zone to it; the write carries the version read
+//! `ED25519`) and `<zone>.pkcs8` (the private key, PKCS #8 DER), the zone without its trailing dot; during
+//! a rollover (`crate::dnssec_rollover`) also the incoming key as `<zone>.next.algorithm` and
+//! `<zone>.next.pkcs8`, and where the rollover is as `<zone>.rollover` (`requested`, `published=T …`), so
+//! every replica follows one schedule and nothing of it lives only in one replica's memory.
+//! Replicas starting together race to create it or add a zone to it; every write carries the version read
 //! (create, or replace at that resourceVersion), so one wins, and the others read the winner's keys.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use extdns_dns_server::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
+use extdns_dns_server::dnssec::rollover::{KeyRing, RollState};
+use extdns_dns_server::dnssec::{KeyAlgorithm, ZoneKey};
 use extdns_informer::{LoadOptions, load_keeping};
-use extdns_wiring::{ClusterSettings, ProviderSettings, Settings, kube_client};
+use extdns_wiring::{ClusterSettings, Settings, kube_client};
 use hickory_proto::rr::Name;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
@@ -28,116 +32,142 @@ use crate::settings::dns_server::DnssecSettings;
 /// Writes tried before giving up when other replicas keep changing the Secret.
 const ATTEMPTS: usize = 5;
 
-/// `settings` with each signed zone's key in its configuration, read from the Secret or made and kept
-/// there; every zone's DS is logged for its parent. Unchanged when nothing is signed.
-pub async fn with_keys(mut settings: Settings, dnssec: Option<&DnssecSettings>) -> anyhow::Result<Settings> {
-    let (Some(dnssec), ProviderSettings::DnsServer(config)) = (dnssec, &settings.provider) else {
-        return Ok(settings);
-    };
-    let keys = keys(dnssec, &settings.cluster, true).await?;
-    let mut config = (**config).clone();
-    for zone in &mut config.zones {
-        let Some(key) = keys.get(&zone.origin) else { continue };
-        info!(
-            zone = %zone.origin,
-            algorithm = %key.algorithm(),
-            ds = %key.ds_line(&zone.origin).unwrap_or_default(),
-            "signing the zone with DNSSEC; give its parent this DS record (`extdns dnssec ds` prints it again)"
-        );
-        zone.dnssec = Some(DnssecConfig {
-            key: key.clone(),
-            validity_secs: dnssec.validity_secs,
-        });
-    }
-    settings.provider = ProviderSettings::DnsServer(Arc::new(config));
-    Ok(settings)
+/// Where the keys are kept on an API server: the Secret's API and its name, as messages show it.
+#[derive(Clone)]
+pub struct KeyStore {
+    api: Api<Secret>,
+    name: String,
+    shown: String,
 }
 
-/// The key of each signed zone: from the API server's Secret (made there for zones it lacks when
-/// `create`), or from the manifests' Secret.
-pub async fn keys(
+impl KeyStore {
+    /// The Secret of `dnssec` on the API server `cluster` names; `None` with `--manifests`.
+    pub async fn of(dnssec: &DnssecSettings, cluster: &ClusterSettings) -> anyhow::Result<Option<KeyStore>> {
+        let ClusterSettings::ApiServer(kube) = cluster else {
+            return Ok(None);
+        };
+        let client = kube_client(kube).await?;
+        let namespace = match &dnssec.namespace {
+            Some(ns) => ns.clone(),
+            None => crate::run::pod_namespace(&client),
+        };
+        Ok(Some(KeyStore {
+            api: Api::namespaced(client, &namespace),
+            name: dnssec.secret.clone(),
+            shown: format!("{namespace}/{}", dnssec.secret),
+        }))
+    }
+
+    /// The Secret as `namespace/name`, for messages.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Reads the keys, lets `change` change them, and writes them back when it says it did, at the version
+    /// read (creating the Secret when there is none), until one write holds; the keys as written, or as
+    /// read when nothing changed.
+    pub async fn update(
+        &self,
+        mut change: impl FnMut(&mut BTreeMap<Name, KeyRing>) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<BTreeMap<Name, KeyRing>> {
+        self.try_update(&mut change)
+            .await
+            .with_context(|| format!("the DNSSEC keys in Secret {}", self.shown))
+    }
+
+    async fn try_update(
+        &self,
+        change: &mut impl FnMut(&mut BTreeMap<Name, KeyRing>) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<BTreeMap<Name, KeyRing>> {
+        for _ in 0..ATTEMPTS {
+            let current = self.api.get_opt(&self.name).await.context("cannot read it")?;
+            let mut rings = match &current {
+                Some(secret) => read(secret)?,
+                None => BTreeMap::new(),
+            };
+            if !change(&mut rings)? {
+                return Ok(rings);
+            }
+            let written = match current {
+                None => {
+                    let secret = Secret {
+                        metadata: ObjectMeta {
+                            name: Some(self.name.clone()),
+                            labels: Some(BTreeMap::from([(
+                                "app.kubernetes.io/managed-by".to_owned(),
+                                "extdns".to_owned(),
+                            )])),
+                            ..ObjectMeta::default()
+                        },
+                        data: Some(data(&rings)),
+                        type_: Some("Opaque".to_owned()),
+                        ..Secret::default()
+                    };
+                    self.api.create(&PostParams::default(), &secret).await.map(drop)
+                }
+                Some(mut secret) => {
+                    // Kept: what others put in the Secret; the resourceVersion read makes a concurrent change a 409.
+                    store(&mut secret, &rings);
+                    self.api
+                        .replace(&self.name, &PostParams::default(), &secret)
+                        .await
+                        .map(drop)
+                }
+            };
+            match written {
+                Ok(()) => return Ok(rings),
+                // Another replica wrote first: read what it wrote.
+                Err(kube::Error::Api(e)) if e.code == 409 => continue,
+                Err(e) => return Err(e).context("cannot write it (the chart's Role grants create and update on it)"),
+            }
+        }
+        bail!("it kept changing under {ATTEMPTS} writes")
+    }
+}
+
+/// The keys of each signed zone, and where they are kept when that is an API server (`None` with
+/// `--manifests`): from the API server's Secret (made there for zones it lacks when `create`), or from
+/// the manifests' Secret.
+pub async fn rings(
     dnssec: &DnssecSettings,
     cluster: &ClusterSettings,
     create: bool,
-) -> anyhow::Result<BTreeMap<Name, ZoneKey>> {
-    match cluster {
-        ClusterSettings::ApiServer(kube) => {
-            let client = kube_client(kube).await?;
-            let namespace = match &dnssec.namespace {
-                Some(ns) => ns.clone(),
-                None => crate::run::pod_namespace(&client),
-            };
-            let api: Api<Secret> = Api::namespaced(client, &namespace);
-            let shown = format!("{namespace}/{}", dnssec.secret);
-            from_api(&api, dnssec, create)
-                .await
-                .with_context(|| format!("the DNSSEC keys in Secret {shown}"))
-        }
-        ClusterSettings::Manifests(paths) => from_manifests(paths, dnssec),
-    }
-}
-
-/// Reads the Secret, adding keys for the zones it lacks when `create`, until one write holds.
-async fn from_api(api: &Api<Secret>, dnssec: &DnssecSettings, create: bool) -> anyhow::Result<BTreeMap<Name, ZoneKey>> {
-    for _ in 0..ATTEMPTS {
-        let current = api.get_opt(&dnssec.secret).await.context("cannot read it")?;
-        let mut keys = match &current {
-            Some(secret) => read(secret)?,
-            None => BTreeMap::new(),
+) -> anyhow::Result<(BTreeMap<Name, KeyRing>, Option<KeyStore>)> {
+    let Some(store) = KeyStore::of(dnssec, cluster).await? else {
+        let ClusterSettings::Manifests(paths) = cluster else {
+            bail!("no API server and no manifests to read the DNSSEC keys from");
         };
-        let missing: Vec<&Name> = dnssec.zones.iter().filter(|z| !keys.contains_key(*z)).collect();
-        if missing.is_empty() {
-            return Ok(keys);
-        }
-        if !create {
-            bail!(
-                "no key for {} yet: the controller makes it on its first start",
-                list(&missing)
-            );
-        }
-        for zone in missing {
-            keys.insert(zone.clone(), ZoneKey::generate(dnssec.algorithm)?);
-        }
-        let written = match current {
-            None => {
-                let secret = Secret {
-                    metadata: ObjectMeta {
-                        name: Some(dnssec.secret.clone()),
-                        labels: Some(BTreeMap::from([(
-                            "app.kubernetes.io/managed-by".to_owned(),
-                            "extdns".to_owned(),
-                        )])),
-                        ..ObjectMeta::default()
-                    },
-                    data: Some(data(&keys)),
-                    type_: Some("Opaque".to_owned()),
-                    ..Secret::default()
-                };
-                api.create(&PostParams::default(), &secret).await.map(drop)
+        return Ok((from_manifests(paths, dnssec)?, None));
+    };
+    let mut generated = false;
+    let rings = store
+        .update(|rings| {
+            let missing: Vec<&Name> = dnssec.zones.iter().filter(|z| !rings.contains_key(*z)).collect();
+            if missing.is_empty() {
+                return Ok(false);
             }
-            Some(mut secret) => {
-                // Kept: what others put in the Secret; the resourceVersion read makes a concurrent change a 409.
-                secret.data.get_or_insert_default().extend(data(&keys));
-                api.replace(&dnssec.secret, &PostParams::default(), &secret)
-                    .await
-                    .map(drop)
+            if !create {
+                bail!(
+                    "no key for {} yet: the controller makes it on its first start",
+                    list(&missing)
+                );
             }
-        };
-        match written {
-            Ok(()) => {
-                info!(secret = %dnssec.secret, "DNSSEC keys generated and kept in the Secret");
-                return Ok(keys);
+            let missing: Vec<Name> = missing.into_iter().cloned().collect();
+            for zone in missing {
+                rings.insert(zone, KeyRing::new(ZoneKey::generate(dnssec.algorithm)?));
             }
-            // Another replica wrote first: read its keys.
-            Err(kube::Error::Api(e)) if e.code == 409 => continue,
-            Err(e) => return Err(e).context("cannot write it (the chart's Role grants create and update on it)"),
-        }
+            generated = true;
+            Ok(true)
+        })
+        .await?;
+    if generated {
+        info!(secret = %store.shown(), "DNSSEC keys generated and kept in the Secret");
     }
-    bail!("it kept changing under {ATTEMPTS} writes")
+    Ok((rings, Some(store)))
 }
 
 /// The keys in the manifests' Secret of that name; every signed zone must have one there.
-fn from_manifests(paths: &[PathBuf], dnssec: &DnssecSettings) -> anyhow::Result<BTreeMap<Name, ZoneKey>> {
+fn from_manifests(paths: &[PathBuf], dnssec: &DnssecSettings) -> anyhow::Result<BTreeMap<Name, KeyRing>> {
     let mut options = LoadOptions::default();
     options.skip_unknown_kinds = true;
     options.keep_kinds = vec![("v1".to_owned(), "Secret".to_owned())];
@@ -168,9 +198,15 @@ fn from_manifests(paths: &[PathBuf], dnssec: &DnssecSettings) -> anyhow::Result<
     Ok(keys)
 }
 
-/// The keys a Secret holds, by zone.
-pub fn read(secret: &Secret) -> anyhow::Result<BTreeMap<Name, ZoneKey>> {
-    let mut keys = BTreeMap::new();
+/// The entry suffixes of a zone's incoming key and rollover state.
+const NEXT_ALGORITHM: &str = ".next.algorithm";
+const NEXT_PKCS8: &str = ".next.pkcs8";
+const ROLLOVER: &str = ".rollover";
+
+/// The keys a Secret holds, by zone: each zone's current key, and its incoming key and rollover state
+/// when one runs.
+pub fn read(secret: &Secret) -> anyhow::Result<BTreeMap<Name, KeyRing>> {
+    let mut rings = BTreeMap::new();
     let data = secret.data.iter().flatten();
     let strings = secret
         .string_data
@@ -178,39 +214,86 @@ pub fn read(secret: &Secret) -> anyhow::Result<BTreeMap<Name, ZoneKey>> {
         .flatten()
         .map(|(k, v)| (k, ByteString(v.as_bytes().to_vec())));
     let all: BTreeMap<&String, ByteString> = data.map(|(k, v)| (k, v.clone())).chain(strings).collect();
-    for (entry, pkcs8) in &all {
-        let Some(zone) = entry.strip_suffix(".pkcs8") else {
-            continue;
+    let key = |zone: &str, algorithm_entry: String, pkcs8_entry: String| -> anyhow::Result<Option<ZoneKey>> {
+        let Some(pkcs8) = all.get(&pkcs8_entry) else {
+            return Ok(None);
         };
-        let algorithm_entry = format!("{zone}.algorithm");
         let algorithm: KeyAlgorithm = all
             .get(&algorithm_entry)
             .map(|a| String::from_utf8_lossy(&a.0).into_owned())
-            .with_context(|| format!("{entry} has no {algorithm_entry} beside it"))?
+            .with_context(|| format!("{pkcs8_entry} has no {algorithm_entry} beside it"))?
             .parse()
             .with_context(|| algorithm_entry.clone())?;
-        let key = ZoneKey::from_pkcs8(algorithm, &pkcs8.0).with_context(|| entry.to_string())?;
+        let key = ZoneKey::from_pkcs8(algorithm, &pkcs8.0).with_context(|| format!("{zone}: {pkcs8_entry}"))?;
+        Ok(Some(key))
+    };
+    for entry in all.keys() {
+        let Some(zone) = entry.strip_suffix(".pkcs8").filter(|_| !entry.ends_with(NEXT_PKCS8)) else {
+            continue;
+        };
+        let Some(current) = key(zone, format!("{zone}.algorithm"), (*entry).clone())? else {
+            continue;
+        };
+        let next = key(zone, format!("{zone}{NEXT_ALGORITHM}"), format!("{zone}{NEXT_PKCS8}"))?;
+        let state_entry = format!("{zone}{ROLLOVER}");
+        let state = all
+            .get(&state_entry)
+            .map(|s| String::from_utf8_lossy(&s.0).parse::<RollState>())
+            .transpose()
+            .with_context(|| state_entry.clone())?;
         let name = Name::from_ascii(format!("{zone}."))
             .map(|n| n.to_lowercase())
             .with_context(|| format!("{entry}: not a zone name"))?;
-        keys.insert(name, key);
+        rings.insert(name, KeyRing { current, next, state });
     }
-    Ok(keys)
+    Ok(rings)
 }
 
-/// The Secret's entries for `keys`.
-pub fn data(keys: &BTreeMap<Name, ZoneKey>) -> BTreeMap<String, ByteString> {
+/// The Secret's entries for `rings`.
+pub fn data(rings: &BTreeMap<Name, KeyRing>) -> BTreeMap<String, ByteString> {
     let mut data = BTreeMap::new();
-    for (zone, key) in keys {
+    let mut put = |entry: String, value: &[u8]| data.insert(entry, ByteString(value.to_vec()));
+    for (zone, ring) in rings {
         let zone = zone.to_ascii();
         let zone = zone.trim_end_matches('.');
-        data.insert(
+        put(
             format!("{zone}.algorithm"),
-            ByteString(key.algorithm().mnemonic().as_bytes().to_vec()),
+            ring.current.algorithm().mnemonic().as_bytes(),
         );
-        data.insert(format!("{zone}.pkcs8"), ByteString(key.pkcs8().to_vec()));
+        put(format!("{zone}.pkcs8"), ring.current.pkcs8());
+        if let Some(next) = &ring.next {
+            put(
+                format!("{zone}{NEXT_ALGORITHM}"),
+                next.algorithm().mnemonic().as_bytes(),
+            );
+            put(format!("{zone}{NEXT_PKCS8}"), next.pkcs8());
+        }
+        if let Some(state) = &ring.state {
+            put(format!("{zone}{ROLLOVER}"), state.to_string().as_bytes());
+        }
     }
     data
+}
+
+/// Puts `rings` in `secret`: each zone's entries written, and its incoming key and rollover state removed
+/// once the rollover is over; entries of other zones, and others' entries, kept. A hand-written
+/// `stringData` is folded into `data` (the API server would do the same).
+fn store(secret: &mut Secret, rings: &BTreeMap<Name, KeyRing>) {
+    let strings = secret.string_data.take().unwrap_or_default();
+    let entries = secret.data.get_or_insert_default();
+    entries.extend(strings.into_iter().map(|(k, v)| (k, ByteString(v.into_bytes()))));
+    for (zone, ring) in rings {
+        let zone = zone.to_ascii();
+        let zone = zone.trim_end_matches('.');
+        if ring.next.is_none() {
+            entries.remove(&format!("{zone}{NEXT_ALGORITHM}"));
+            entries.remove(&format!("{zone}{NEXT_PKCS8}"));
+        }
+        if ring.state.is_none() {
+            entries.remove(&format!("{zone}{ROLLOVER}"));
+        }
+    }
+    entries.extend(data(rings));
 }
 
 fn list(zones: &[&Name]) -> String {
@@ -218,7 +301,8 @@ fn list(zones: &[&Name]) -> String {
 }
 
 /// `extdns dnssec ds`: each signed zone's DS line (those of `only`, when given), read where the controller
-/// keeps the keys; exits 0, or fails when a key is not there yet.
+/// keeps the keys: the DS of the key that signs, which CDS names too (during a rollover, the new key's
+/// once it signs); exits 0, or fails when a key is not there yet.
 pub async fn print_ds(
     settings: &Settings,
     dnssec: Option<&DnssecSettings>,
@@ -226,10 +310,10 @@ pub async fn print_ds(
     out: &mut impl Write,
 ) -> anyhow::Result<u8> {
     let dnssec = chosen(dnssec, only)?;
-    let keys = keys(&dnssec, &settings.cluster, false).await?;
-    for (zone, key) in &keys {
+    let (rings, _) = rings(&dnssec, &settings.cluster, false).await?;
+    for (zone, ring) in &rings {
         if dnssec.zones.contains(zone) {
-            writeln!(out, "{}", key.ds_line(zone)?)?;
+            writeln!(out, "{}", ring.keys().signer.ds_line(zone)?)?;
         }
     }
     Ok(0)
@@ -241,7 +325,7 @@ pub fn print_secret(dnssec: Option<&DnssecSettings>, only: &[String], out: &mut 
     let dnssec = chosen(dnssec, only)?;
     let mut keys = BTreeMap::new();
     for zone in &dnssec.zones {
-        keys.insert(zone.clone(), ZoneKey::generate(dnssec.algorithm)?);
+        keys.insert(zone.clone(), KeyRing::new(ZoneKey::generate(dnssec.algorithm)?));
     }
     let secret = Secret {
         metadata: ObjectMeta {
@@ -261,7 +345,7 @@ pub fn print_secret(dnssec: Option<&DnssecSettings>, only: &[String], out: &mut 
 }
 
 /// The signed zones narrowed to `only` (each of which must be signed).
-fn chosen(dnssec: Option<&DnssecSettings>, only: &[String]) -> anyhow::Result<DnssecSettings> {
+pub(crate) fn chosen(dnssec: Option<&DnssecSettings>, only: &[String]) -> anyhow::Result<DnssecSettings> {
     let Some(dnssec) = dnssec else {
         bail!("no zone is signed: name them with --dns-server-dnssec-zone, as the controller is run");
     };
@@ -283,10 +367,14 @@ fn chosen(dnssec: Option<&DnssecSettings>, only: &[String]) -> anyhow::Result<Dn
 mod tests {
     use super::*;
 
+    fn key() -> ZoneKey {
+        ZoneKey::generate(KeyAlgorithm::Ed25519).expect("key")
+    }
+
     #[test]
     fn keys_read_back_from_the_secret_entries_they_are_written_to() {
         let zone = Name::from_ascii("example.org.").expect("name");
-        let keys = BTreeMap::from([(zone.clone(), ZoneKey::generate(KeyAlgorithm::Ed25519).expect("key"))]);
+        let keys = BTreeMap::from([(zone.clone(), KeyRing::new(key()))]);
         let secret = Secret {
             data: Some(data(&keys)),
             ..Secret::default()
@@ -303,5 +391,57 @@ mod tests {
         broken.data.get_or_insert_default().remove("example.org.algorithm");
         let err = read(&broken).expect_err("no algorithm");
         assert!(format!("{err:#}").contains("example.org.algorithm"), "{err:#}");
+    }
+
+    #[test]
+    fn a_rollover_is_kept_in_the_secret_and_its_entries_go_when_it_ends() {
+        let zone = Name::from_ascii("example.org.").expect("name");
+        let other = Name::from_ascii("other.org.").expect("name");
+        let rolling = KeyRing {
+            current: key(),
+            next: Some(key()),
+            state: Some(RollState::Rolling {
+                published: 10,
+                active: Some(20),
+                ds_swapped: None,
+            }),
+        };
+        let mut secret = Secret {
+            data: Some(data(&BTreeMap::from([
+                (zone.clone(), rolling.clone()),
+                (other.clone(), KeyRing::new(key())),
+            ]))),
+            ..Secret::default()
+        };
+        let read_back = read(&secret).expect("reads");
+        assert_eq!(
+            read_back.get(&zone),
+            Some(&rolling),
+            "the incoming key and state read back"
+        );
+        assert_eq!(read_back.len(), 2, "`.next.pkcs8` is no zone of its own: {read_back:?}");
+
+        // Over: the new key is the current one, and the rollover's entries are gone; the other zone kept.
+        let done = KeyRing::new(rolling.next.clone().expect("next"));
+        store(&mut secret, &BTreeMap::from([(zone.clone(), done.clone())]));
+        let entries = secret.data.as_ref().expect("data");
+        assert!(
+            !entries.keys().any(|k| k.contains(".next.") || k.ends_with(".rollover")),
+            "{entries:?}"
+        );
+        let read_back = read(&secret).expect("reads");
+        assert_eq!(read_back.get(&zone), Some(&done));
+        assert!(read_back.contains_key(&other));
+
+        // A request written by hand (`kubectl patch … stringData`) is read, and folded into data on a write.
+        secret.string_data = Some(BTreeMap::from([(
+            "example.org.rollover".to_owned(),
+            "requested".to_owned(),
+        )]));
+        assert_eq!(read(&secret).expect("reads")[&zone].state, Some(RollState::Requested));
+        let mut broken = secret.clone();
+        broken.string_data = Some(BTreeMap::from([("example.org.rollover".to_owned(), "soon".to_owned())]));
+        let err = read(&broken).expect_err("not a state");
+        assert!(format!("{err:#}").contains("example.org.rollover"), "{err:#}");
     }
 }

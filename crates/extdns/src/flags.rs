@@ -171,6 +171,25 @@ pub enum DnssecCommand {
     Ds(DnssecArgs),
     /// Print a Secret (JSON, which kubectl reads as YAML) with new keys for the signed zones, for --manifests.
     Secret(DnssecArgs),
+
+    /// Start a key rollover of the signed zones (writes the request into the key Secret), or say the
+    /// parent's DS was swapped to the new key (--ds-swapped); prints where each rollover is.
+    #[command(
+        long_about = "Writes a rollover request for each zone given (--zone, or every signed zone) into the key             Secret; the controller's replicas then publish a new key, sign with it once it has propagated, and             log its DS for the parent. After the parent's DS is swapped to it, run this again with --ds-swapped;             the old key leaves once the parent's DS TTL has passed. Prints each zone's rollover state. Takes             every controller flag, so a Deployment's arguments can be pasted.",
+        after_help = "Example: extdns dnssec rollover --zone example.org --provider=dns-server --source=service             --dns-server-zone=example.org --dns-server-dnssec-zone=example.org"
+    )]
+    Rollover(RolloverArgs),
+}
+
+/// `extdns dnssec rollover`'s arguments.
+#[derive(Debug, Clone, Args)]
+pub struct RolloverArgs {
+    /// The parent's DS now names the new key: the old key may leave after the parent's DS TTL.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false", help_heading = "Output")]
+    pub ds_swapped: bool,
+    /// The zones and every controller flag.
+    #[command(flatten)]
+    pub dnssec: DnssecArgs,
 }
 
 /// `extdns dnssec`'s arguments: the zones asked about and every controller flag.
@@ -1374,6 +1393,22 @@ pub struct DnsServerFlags {
     /// The DNS-over-TLS private key (PEM: PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "FILE", default_value = "")]
     pub dns_server_tls_key_file: String,
+
+    // ---- DNSSEC key rollover (docs/dnssec.md)
+    /// How long a change of the signed zone takes to reach every server that answers for it (secondaries
+    /// included); a rollover waits it out at each step, with --dns-server-dnssec-key-check-interval added.
+    #[arg(long, value_name = "DURATION", default_value = "1h0m0s", value_parser = duration::parse)]
+    pub dns_server_dnssec_propagation_delay: Duration,
+    /// The largest TTL of any record of a signed zone: a rollover keeps the old key this long after the
+    /// new one signs.
+    #[arg(long, value_name = "DURATION", default_value = "24h0m0s", value_parser = duration::parse)]
+    pub dns_server_dnssec_max_zone_ttl: Duration,
+    /// The TTL of the DS records at the parent: a rollover keeps the old key this long after the DS swap.
+    #[arg(long, value_name = "DURATION", default_value = "24h0m0s", value_parser = duration::parse)]
+    pub dns_server_dnssec_parent_ds_ttl: Duration,
+    /// How often each replica reads the key Secret for a rollover asked for or due to move on.
+    #[arg(long, value_name = "DURATION", default_value = "1m0s", value_parser = duration::parse)]
+    pub dns_server_dnssec_key_check_interval: Duration,
 }
 
 // ------------------------------------------------------------------------------------ extdns's own flags

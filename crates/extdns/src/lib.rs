@@ -26,6 +26,7 @@ pub use extdns_kube_sinks::crd_status;
 pub mod dns_providers;
 pub mod dns_server;
 pub mod dnssec_keys;
+pub mod dnssec_rollover;
 pub mod dry_run;
 pub mod endpoints;
 pub use extdns_kube_sinks::events;
@@ -113,7 +114,7 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
             let settings = checked(&cli.flags, settings::controller)?;
             let dnssec = checked(&cli.flags, settings::dns_server::dnssec)?;
             settings::log_warnings(&cli.flags);
-            let run = async { run::run(&dnssec_keys::with_keys(settings, dnssec.as_ref()).await?).await };
+            let run = async { run::run(&dnssec_rollover::with_keys(settings, dnssec.as_ref()).await?).await };
             match runtime.block_on(run) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -168,7 +169,9 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
             ExitCode::from(runtime.block_on(webhook_conformance::run(&args, &mut stdout)))
         }
         Some(Command::Dnssec(command)) => {
-            let (DnssecCommand::Ds(args) | DnssecCommand::Secret(args)) = &command;
+            let (DnssecCommand::Ds(args)
+            | DnssecCommand::Secret(args)
+            | DnssecCommand::Rollover(flags::RolloverArgs { dnssec: args, .. })) = &command;
             let settings = checked(&args.flags, settings::controller)?;
             let dnssec = checked(&args.flags, settings::dns_server::dnssec)?;
             let mut stdout = std::io::stdout().lock();
@@ -178,6 +181,14 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
                     runtime.block_on(dnssec_keys::print_ds(&settings, dnssec.as_ref(), zones, &mut stdout))
                 }
                 DnssecCommand::Secret(_) => dnssec_keys::print_secret(dnssec.as_ref(), zones, &mut stdout),
+
+                DnssecCommand::Rollover(ref rollover) => runtime.block_on(dnssec_rollover::rollover(
+                    &settings,
+                    dnssec.as_ref(),
+                    zones,
+                    rollover.ds_swapped,
+                    &mut stdout,
+                )),
             })
         }
     };

@@ -65,6 +65,8 @@ pub mod xml_tree;
 
 pub mod validator;
 
+pub mod unbound;
+
 use std::io::Write;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -138,10 +140,14 @@ pub enum Server {
     OpenSsl,
     /// `unshare` and `ip`, which give a test a network namespace of its own.
     NetNamespace,
-    /// `dig` and Knot's `kdig`, the two DNS clients the built-in DNS server's answers are checked with.
+    /// `dig` and Knot's `kdig`, the two DNS clients the built-in DNS server's answers are checked with, and
+    /// `delv` (beside `dig`), which validates DNSSEC answers itself.
     DnsClients,
     /// Prometheus's `promtool` (Debian's `prometheus`), which tests the chart's alerts on recorded series.
     Promtool,
+
+    /// Unbound (`unbound`, `unbound-control`), the validating resolver of the DNSSEC tests, queried with `dig`.
+    Unbound,
 }
 
 impl Server {
@@ -164,6 +170,8 @@ impl Server {
             Server::NetNamespace => "unshare and ip",
             Server::DnsClients => "dig and kdig",
             Server::Promtool => "promtool",
+
+            Server::Unbound => "Unbound (unbound)",
         }
     }
 
@@ -197,6 +205,8 @@ impl Server {
             Server::NetNamespace => "install them with `apt-get install -y util-linux iproute2`",
             Server::DnsClients => "install them with `apt-get install -y bind9-dnsutils knot-dnsutils`",
             Server::Promtool => "install it with `apt-get install -y --no-install-recommends prometheus`",
+
+            Server::Unbound => "install it with `apt-get install -y --no-install-recommends unbound bind9-dnsutils`",
         }
     }
 
@@ -228,8 +238,10 @@ impl Server {
             }
             Server::OpenSsl => &["openssl"],
             Server::NetNamespace => &["unshare", "ip"],
-            Server::DnsClients => &["dig", "kdig"],
+            Server::DnsClients => &["dig", "kdig", "delv"],
             Server::Promtool => &["promtool"],
+
+            Server::Unbound => &["unbound", "unbound-control", "dig"],
         };
         let missing: Vec<&str> = programs.iter().copied().filter(|p| program(p).is_none()).collect();
         (!missing.is_empty()).then(|| missing.join(", "))
@@ -316,12 +328,14 @@ pub fn need(name: &str) -> PathBuf {
     let package = match name {
         "named" => "bind9",
         "knotd" | "knotc" => "knot",
-        "dig" | "nsupdate" => "bind9-dnsutils",
+        "dig" | "nsupdate" | "delv" => "bind9-dnsutils",
         "kdig" => "knot-dnsutils",
         "pdns_server" | "pdnsutil" => "pdns-server pdns-backend-sqlite3",
         "sqlite3" => "sqlite3",
         "dnsmasq" => "dnsmasq-base",
         "openssl" => "openssl",
+
+        "unbound" | "unbound-control" => "unbound",
         other => other,
     };
     program(name).unwrap_or_else(|| panic!("{name} not found: install it with `apt-get install -y {package}`"))

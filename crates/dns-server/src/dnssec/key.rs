@@ -139,6 +139,11 @@ impl ZoneKey {
         Ok(DNSKEY::from_key(&public))
     }
 
+    /// The key tag of its DNSKEY (RFC 4034 Appendix B): how logs and RRSIGs name the key.
+    pub fn key_tag(&self) -> Result<u16, DnssecError> {
+        self.dnskey()?.calculate_key_tag().map_err(DnssecError::Proto)
+    }
+
     /// The DS record the parent zone holds for `zone` (SHA-256, digest type 2).
     pub fn ds(&self, zone: &Name) -> Result<DS, DnssecError> {
         let dnskey = self.dnskey()?;

@@ -13,24 +13,33 @@
 
 pub(crate) mod denial;
 mod key;
+pub mod rollover;
 mod signer;
 
 use std::time::Duration;
 
 use hickory_proto::dnssec::rdata::DNSSECRData;
-use hickory_proto::rr::{Name, RData};
+use hickory_proto::rr::{Name, RData, RecordType};
 
 pub use key::{KeyAlgorithm, ZoneKey};
+pub use rollover::ZoneKeys;
 pub use signer::ZoneSigning;
+use tokio::sync::watch;
 use tracing::warn;
 
 /// A signed zone's settings.
 #[derive(Debug, Clone)]
 pub struct DnssecConfig {
-    /// The zone's key.
+    /// The zone's key: it signs every set, and CDS and CDNSKEY name it.
     pub key: ZoneKey,
+    /// During a rollover, the other key: published beside `key` and signing the DNSKEY set too
+    /// ([`rollover`]).
+    pub standby: Option<ZoneKey>,
     /// How long a new signature is valid, in seconds (before the jitter of up to a quarter more).
     pub validity_secs: u32,
+    /// The keys as they change while the server runs (a rollover's steps): the server re-publishes the
+    /// key sets and re-signs the zone, a batch at a time, on each change. `None`: the keys never change.
+    pub updates: Option<watch::Receiver<ZoneKeys>>,
 }
 
 impl DnssecConfig {
@@ -42,7 +51,17 @@ impl DnssecConfig {
     pub fn new(key: ZoneKey) -> DnssecConfig {
         DnssecConfig {
             key,
+            standby: None,
             validity_secs: u32::try_from(Self::DEFAULT_VALIDITY.as_secs()).unwrap_or(u32::MAX),
+            updates: None,
+        }
+    }
+
+    /// The keys signing now, as configured.
+    pub fn keys(&self) -> ZoneKeys {
+        ZoneKeys {
+            signer: self.key.clone(),
+            standby: self.standby.clone(),
         }
     }
 }
@@ -69,6 +88,14 @@ pub enum DnssecError {
     /// A record set with no records has nothing to sign.
     #[error("an empty record set has no signature")]
     Empty,
+    /// A rollover state that is not `requested` or `published=T[ active=T[ ds-swapped=T]]`.
+    #[error(
+        "{0:?} is not a rollover state: want `requested` or `published=SECONDS [active=SECONDS [ds-swapped=SECONDS]]`"
+    )]
+    RollState(String),
+    /// The parent's DS was said swapped before the new key signs.
+    #[error("the new key does not sign yet: its DS goes to the parent once CDS names it (the rollover logs it)")]
+    NotActive,
 }
 
 /// The clock as signatures count it: seconds since the epoch, in serial-number arithmetic.
@@ -89,25 +116,40 @@ pub(crate) fn signing_of(origin: &Name, dnssec: Option<&DnssecConfig>) -> Option
     }
 }
 
-/// The records a signed zone publishes at its apex, one set each: DNSKEY, CDS and CDNSKEY (RFC 7344, so a
-/// parent that scans for them can take the DS itself); none for an unsigned zone.
-pub(crate) fn apex_data(origin: &Name, dnssec: Option<&DnssecConfig>) -> Vec<RData> {
-    let Some(dnssec) = dnssec else {
+/// The record sets a signed zone publishes at its apex, one per type: DNSKEY (the signer, and the standby
+/// key during a rollover), CDS and CDNSKEY (the signer only, so a parent that scans for them (RFC 7344)
+/// takes the DS of the key that signs); none for an unsigned zone.
+pub(crate) fn apex_data(origin: &Name, keys: Option<&ZoneKeys>) -> Vec<(RecordType, Vec<RData>)> {
+    let Some(keys) = keys else {
         return Vec::new();
     };
-    let key = &dnssec.key;
-    let data = [
-        key.dnskey().map(DNSSECRData::DNSKEY),
-        key.cds(origin).map(DNSSECRData::CDS),
-        key.cdnskey().map(DNSSECRData::CDNSKEY),
+    let mut dnskeys = vec![keys.signer.dnskey()];
+    dnskeys.extend(keys.standby.as_ref().map(ZoneKey::dnskey));
+    let sets: [(RecordType, Vec<Result<DNSSECRData, DnssecError>>); 3] = [
+        (
+            RecordType::DNSKEY,
+            dnskeys.into_iter().map(|d| d.map(DNSSECRData::DNSKEY)).collect(),
+        ),
+        (RecordType::CDS, vec![keys.signer.cds(origin).map(DNSSECRData::CDS)]),
+        (
+            RecordType::CDNSKEY,
+            vec![keys.signer.cdnskey().map(DNSSECRData::CDNSKEY)],
+        ),
     ];
-    data.into_iter()
-        .filter_map(|d| match d {
-            Ok(d) => Some(RData::DNSSEC(d)),
-            Err(e) => {
-                warn!(zone = %origin, error = %e, "cannot publish a key record");
-                None
-            }
+    sets.into_iter()
+        .map(|(record_type, data)| {
+            let data = data
+                .into_iter()
+                .filter_map(|d| match d {
+                    Ok(d) => Some(RData::DNSSEC(d)),
+                    Err(e) => {
+                        warn!(zone = %origin, error = %e, "cannot publish a key record");
+                        None
+                    }
+                })
+                .collect();
+            (record_type, data)
         })
+        .filter(|(_, data): &(RecordType, Vec<RData>)| !data.is_empty())
         .collect()
 }

@@ -6,34 +6,61 @@
 //! validity plus a random quarter of it, so the sets of a first sync, signed within one second, fall due
 //! for renewal spread over days rather than all at once; a set is re-signed once less than half its
 //! validity remains, which leaves a resolver days to notice a server that stopped renewing.
+//!
+//! During a rollover the DNSKEY set is signed by both keys ([`super::rollover`]); every other set by the
+//! signing key alone. When the keys change, the signatures made before stay served (both keys are in the
+//! DNSKEY set) and count as due, so the renewal re-signs them a batch at a time.
 
 use std::collections::HashMap;
 use std::fmt;
 
 use hickory_proto::dnssec::rdata::sig::SigInput;
 use hickory_proto::dnssec::rdata::{DNSSECRData, RRSIG};
-use hickory_proto::dnssec::{SigningKey, TBS};
+use hickory_proto::dnssec::{PublicKey, SigningKey, TBS};
 use hickory_proto::rr::{DNSClass, LowerName, Name, RData, Record, RecordType, SerialNumber};
 
-use super::{DnssecConfig, DnssecError};
+use super::{DnssecConfig, DnssecError, ZoneKey, ZoneKeys};
 
 /// How far back a signature's inception is put, for validators whose clocks lag ours.
 const INCEPTION_SKEW: u32 = 3_600;
 
 /// The signer of one zone and the signatures of its record sets.
 pub struct ZoneSigning {
-    key: Box<dyn SigningKey>,
-    key_tag: u16,
+    key: Signer,
+    /// The other key of a rollover, which signs the DNSKEY set beside `key`.
+    standby: Option<Signer>,
     signer_name: Name,
     /// Seconds a new signature is valid for (before the jitter).
     validity: u32,
+    /// Counts key changes: a signature made under an earlier generation is due for renewal.
+    generation: u32,
     signatures: HashMap<(LowerName, RecordType), Signature>,
+}
+
+/// One key as it signs: hickory's key, its tag, and its public key (what tells two keys apart: tags may
+/// collide).
+struct Signer {
+    key: Box<dyn SigningKey>,
+    key_tag: u16,
+    public: Vec<u8>,
+}
+
+impl Signer {
+    fn new(key: &ZoneKey) -> Result<Signer, DnssecError> {
+        let dnskey = key.dnskey()?;
+        Ok(Signer {
+            key: key.signing_key()?,
+            key_tag: dnskey.calculate_key_tag().map_err(DnssecError::Proto)?,
+            public: dnskey.public_key().public_bytes().to_vec(),
+        })
+    }
 }
 
 impl fmt::Debug for ZoneSigning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ZoneSigning")
-            .field("key_tag", &self.key_tag)
+            .field("key_tag", &self.key.key_tag)
+            .field("standby_key_tag", &self.standby.as_ref().map(|s| s.key_tag))
             .field("signer_name", &self.signer_name)
             .field("validity", &self.validity)
             .field("signatures", &self.signatures.len())
@@ -41,32 +68,55 @@ impl fmt::Debug for ZoneSigning {
     }
 }
 
-/// One record set's signature.
+/// One record set's signatures: one per key that signs it.
 #[derive(Debug, Clone)]
 struct Signature {
-    rrsig: RRSIG,
+    rrsigs: Vec<RRSIG>,
     /// The expiration, in seconds since the epoch.
     expires: u32,
     /// The TTL the RRSIG is served with: the set's own.
     ttl: u32,
+    /// The key generation that made it.
+    generation: u32,
 }
 
 impl ZoneSigning {
     /// The signer of the zone at `origin` with `config`'s key.
     pub fn new(origin: &Name, config: &DnssecConfig) -> Result<ZoneSigning, DnssecError> {
-        let dnskey = config.key.dnskey()?;
         Ok(ZoneSigning {
-            key: config.key.signing_key()?,
-            key_tag: dnskey.calculate_key_tag().map_err(DnssecError::Proto)?,
+            key: Signer::new(&config.key)?,
+            standby: config.standby.as_ref().map(Signer::new).transpose()?,
             signer_name: origin.to_lowercase(),
             validity: config.validity_secs.max(2 * INCEPTION_SKEW),
+            generation: 0,
             signatures: HashMap::new(),
         })
     }
 
-    /// The key tag of the zone's key.
+    /// Signs with `keys` from now on. When the signing key changed, the signatures made before are kept
+    /// (still served: both keys are published) and due for renewal; when only the standby key came or went,
+    /// they stand (the caller re-signs the DNSKEY set, the one set the standby key signs).
+    pub(crate) fn set_keys(&mut self, keys: &ZoneKeys) -> Result<(), DnssecError> {
+        let key = Signer::new(&keys.signer)?;
+        let standby = keys.standby.as_ref().map(Signer::new).transpose()?;
+        if key.public != self.key.public {
+            self.generation = self.generation.wrapping_add(1);
+        }
+        self.key = key;
+        self.standby = standby;
+        Ok(())
+    }
+
+    /// The key tag of the zone's signing key.
     pub fn key_tag(&self) -> u16 {
-        self.key_tag
+        self.key.key_tag
+    }
+
+    /// The keys a set of `record_type` at `owner` is signed with: the standby key too for the apex DNSKEY
+    /// set during a rollover.
+    fn signers(&self, owner: &Name, record_type: RecordType) -> impl Iterator<Item = &Signer> {
+        let both = record_type == RecordType::DNSKEY && owner.to_lowercase() == self.signer_name;
+        std::iter::once(&self.key).chain(self.standby.as_ref().filter(|_| both))
     }
 
     /// Signs the set (`owner`, `record_type`) of `data` at `now`, keeping the signature until the set
@@ -77,9 +127,19 @@ impl ZoneSigning {
         };
         let record_type = first.record_type();
         let expires = now.wrapping_add(self.validity).wrapping_add(jitter(self.validity / 4));
-        let rrsig = self.rrsig(owner, ttl, data, now, expires)?;
-        self.signatures
-            .insert((LowerName::new(owner), record_type), Signature { rrsig, expires, ttl });
+        let rrsigs = self
+            .signers(owner, record_type)
+            .map(|signer| self.rrsig(signer, owner, ttl, data, now, expires))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.signatures.insert(
+            (LowerName::new(owner), record_type),
+            Signature {
+                rrsigs,
+                expires,
+                ttl,
+                generation: self.generation,
+            },
+        );
         Ok(())
     }
 
@@ -92,7 +152,7 @@ impl ZoneSigning {
     /// denial), valid for the same time as the zone's others.
     pub(crate) fn sign_now(&self, owner: &Name, ttl: u32, data: &[RData], now: u32) -> Option<Record> {
         let rrsig = self
-            .rrsig(owner, ttl, data, now, now.wrapping_add(self.validity))
+            .rrsig(&self.key, owner, ttl, data, now, now.wrapping_add(self.validity))
             .ok()?;
         Some(Record::from_rdata(
             owner.clone(),
@@ -101,24 +161,38 @@ impl ZoneSigning {
         ))
     }
 
-    /// The RRSIG record of the set (`signed_as`, `record_type`) served under `owner` (the name asked,
-    /// for a wildcard's set; the labels field says which wildcard signed it).
-    pub(crate) fn rrsig_record(&self, signed_as: &LowerName, record_type: RecordType, owner: &Name) -> Option<Record> {
-        let signature = self.signatures.get(&(signed_as.clone(), record_type))?;
-        Some(Record::from_rdata(
-            owner.clone(),
-            signature.ttl,
-            RData::DNSSEC(DNSSECRData::RRSIG(signature.rrsig.clone())),
-        ))
+    /// The RRSIG records of the set (`signed_as`, `record_type`) served under `owner` (the name asked,
+    /// for a wildcard's set; the labels field says which wildcard signed it): one, or one per key for
+    /// the DNSKEY set during a rollover.
+    pub(crate) fn rrsig_records(&self, signed_as: &LowerName, record_type: RecordType, owner: &Name) -> Vec<Record> {
+        let Some(signature) = self.signatures.get(&(signed_as.clone(), record_type)) else {
+            return Vec::new();
+        };
+        signature
+            .rrsigs
+            .iter()
+            .map(|rrsig| {
+                Record::from_rdata(
+                    owner.clone(),
+                    signature.ttl,
+                    RData::DNSSEC(DNSSECRData::RRSIG(rrsig.clone())),
+                )
+            })
+            .collect()
     }
 
-    /// The sets whose signatures have less than half their validity left at `now`, at most `limit` of them.
+    /// The sets whose signatures have less than half their validity left at `now`, or were made with
+    /// keys since changed, at most `limit` of them.
     pub(crate) fn due(&self, now: u32, limit: usize) -> Vec<(LowerName, RecordType)> {
         let half = self.validity / 2;
         self.signatures
             .iter()
             // Serial-number arithmetic: an expiry already past also counts as due.
-            .filter(|(_, s)| s.expires.wrapping_sub(now) < half || s.expires.wrapping_sub(now) >= 1 << 31)
+            .filter(|(_, s)| {
+                s.generation != self.generation
+                    || s.expires.wrapping_sub(now) < half
+                    || s.expires.wrapping_sub(now) >= 1 << 31
+            })
             .take(limit)
             .map(|(k, _)| k.clone())
             .collect()
@@ -134,19 +208,27 @@ impl ZoneSigning {
         self.signatures.is_empty()
     }
 
-    fn rrsig(&self, owner: &Name, ttl: u32, data: &[RData], now: u32, expires: u32) -> Result<RRSIG, DnssecError> {
+    fn rrsig(
+        &self,
+        signer: &Signer,
+        owner: &Name,
+        ttl: u32,
+        data: &[RData],
+        now: u32,
+        expires: u32,
+    ) -> Result<RRSIG, DnssecError> {
         let Some(first) = data.first() else {
             return Err(DnssecError::Empty);
         };
         let input = SigInput {
             type_covered: first.record_type(),
-            algorithm: self.key.algorithm(),
+            algorithm: signer.key.algorithm(),
             // A wildcard's labels leave out the `*` (RFC 4034 §3.1.3): hickory's count already does.
             num_labels: owner.num_labels(),
             original_ttl: ttl,
             sig_expiration: SerialNumber::new(expires),
             sig_inception: SerialNumber::new(now.wrapping_sub(INCEPTION_SKEW)),
-            key_tag: self.key_tag,
+            key_tag: signer.key_tag,
             signer_name: self.signer_name.clone(),
         };
         let records: Vec<Record> = data
@@ -154,7 +236,7 @@ impl ZoneSigning {
             .map(|d| Record::from_rdata(owner.clone(), ttl, d.clone()))
             .collect();
         let tbs = TBS::from_input(owner, DNSClass::IN, &input, records.iter()).map_err(DnssecError::Proto)?;
-        let signature = self.key.sign(&tbs).map_err(DnssecError::Dnssec)?;
+        let signature = signer.key.sign(&tbs).map_err(DnssecError::Dnssec)?;
         Ok(RRSIG::from_sig(input, signature))
     }
 }

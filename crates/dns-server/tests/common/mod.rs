@@ -115,10 +115,13 @@ pub fn ep(dns_name: &str, record_type: RecordType, targets: &[&str]) -> Endpoint
     Endpoint::new(dns_name, record_type, targets.iter().copied())
 }
 
-/// A record of every answer shape a signed zone proves: positive (two addresses), a CNAME chain, a
-/// wildcard, an empty non-terminal (b.c) and an unsigned delegation with its glue.
-#[allow(dead_code, reason = "the dnssec and transfer suites use it; the others do not")]
-pub fn answer_shapes() -> [Endpoint; 7] {
+/// The records of every answer shape the DNSSEC suites ask a validating resolver about: an address set, a
+/// CNAME and a CNAME chain, a wildcard, a name under empty non-terminals, and a delegation with its glue.
+#[allow(
+    dead_code,
+    reason = "the DNSSEC suites (BIND's and Unbound's) use it; the others do not"
+)]
+pub fn every_answer_shape() -> [Change; 7] {
     [
         ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]),
         ep("www.example.org", RecordType::Cname, &["web.example.org"]),
@@ -128,4 +131,26 @@ pub fn answer_shapes() -> [Endpoint; 7] {
         ep("sub.example.org", RecordType::Ns, &["ns.sub.example.org"]),
         ep("ns.sub.example.org", RecordType::A, &["192.0.2.6"]),
     ]
+    .map(Change::Create)
+}
+
+/// An A set (203.0.113.66) to put behind the signer: forged data a validator must call bogus.
+#[allow(
+    dead_code,
+    reason = "the DNSSEC suites (BIND's and Unbound's) use it; the others do not"
+)]
+pub fn forged_a() -> extdns_dns_server::zones::RrSet {
+    use extdns_dns_server::zones::{RrSet, SetOrigin};
+    use hickory_proto::rr::RData;
+    use hickory_proto::rr::rdata::A;
+
+    RrSet {
+        record_type: hickory_proto::rr::RecordType::A,
+        ttl: 60,
+        data: vec![RData::A(A([203, 0, 113, 66].into()))],
+        origin: SetOrigin::Managed {
+            record_type: RecordType::A,
+            spelt: None,
+        },
+    }
 }

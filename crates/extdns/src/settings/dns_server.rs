@@ -240,6 +240,37 @@ pub struct DnssecSettings {
     pub secret: String,
     /// How long a new signature is valid, in seconds.
     pub validity_secs: u32,
+    /// A rollover's waits but the DNSKEY TTL, which is each zone's own.
+    pub rollover: RolloverSettings,
+}
+
+/// The waits of a key rollover that are not a zone's own (`--dns-server-dnssec-propagation-delay`,
+/// `-max-zone-ttl`, `-parent-ds-ttl`, `-key-check-interval`), in seconds but the interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RolloverSettings {
+    /// The propagation delay given, before the check interval is added.
+    pub propagation_delay: u64,
+    /// The largest TTL of a signed zone.
+    pub max_zone_ttl: u64,
+    /// The parent's DS TTL.
+    pub parent_ds_ttl: u64,
+    /// How often each replica reads the key Secret.
+    pub key_check_interval: Duration,
+}
+
+impl RolloverSettings {
+    /// The waits for a zone whose DNSKEY set is served with `dnskey_ttl`: a replica may see a step of
+    /// the Secret up to one check interval after another wrote it, so that interval is propagation too.
+    pub fn timings(&self, dnskey_ttl: u32) -> extdns_dns_server::dnssec::rollover::RollTimings {
+        extdns_dns_server::dnssec::rollover::RollTimings {
+            dnskey_ttl: u64::from(dnskey_ttl),
+            max_zone_ttl: self.max_zone_ttl,
+            propagation_delay: self
+                .propagation_delay
+                .saturating_add(self.key_check_interval.as_secs_f64().ceil() as u64),
+            parent_ds_ttl: self.parent_ds_ttl,
+        }
+    }
 }
 
 /// The shortest validity taken: renewal starts at half of it and a signature begins an hour back.
@@ -292,12 +323,25 @@ pub fn dnssec(flags: &Flags) -> Result<Option<DnssecSettings>, ValidationError> 
         f.dns_server_dnssec_validity,
         MIN_VALIDITY,
     )?;
+    if f.dns_server_dnssec_key_check_interval < Duration::from_secs(1) {
+        return fail(format!(
+            "--dns-server-dnssec-key-check-interval={}: want at least 1s",
+            extdns_endpoint::go_duration::format(f.dns_server_dnssec_key_check_interval)
+        ));
+    }
+    let rollover = RolloverSettings {
+        propagation_delay: f.dns_server_dnssec_propagation_delay.as_secs(),
+        max_zone_ttl: f.dns_server_dnssec_max_zone_ttl.as_secs(),
+        parent_ds_ttl: f.dns_server_dnssec_parent_ds_ttl.as_secs(),
+        key_check_interval: f.dns_server_dnssec_key_check_interval,
+    };
     Ok(Some(DnssecSettings {
         zones: zones_signed,
         algorithm,
         namespace,
         secret: secret.to_owned(),
         validity_secs,
+        rollover,
     }))
 }
 
