@@ -20,7 +20,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::exposition::{self, Format, Writer};
-use crate::name_status::NameBook;
+use crate::name_status::{NameBook, ObjectNames, Reason};
 use crate::process::Process;
 use crate::requests::RequestDurations;
 
@@ -87,6 +87,12 @@ struct BuildInfoLabels {
     revision: String,
     os: String,
     arch: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RecordStateLabels {
+    state: &'static str,
+    kind: &'static str,
 }
 
 type FloatGauge = Gauge<f64, AtomicU64>;
@@ -156,6 +162,8 @@ pub struct Metrics {
     children: RwLock<Vec<(String, Arc<Metrics>)>>,
     /// Every name's outcome as the last syncs left it: `/summary` serves it, the status writers write it.
     names: NameBook,
+    /// `extdns_records`: the book's names by state and object kind.
+    records: Family<RecordStateLabels, Gauge>,
 }
 
 impl Metrics {
@@ -205,6 +213,7 @@ impl Metrics {
             ready: AtomicBool::new(false),
             children: RwLock::default(),
             names: NameBook::default(),
+            records: Family::default(),
         };
         let extdns = root.sub_registry_with_prefix(EXTDNS_PREFIX);
         if per_sync {
@@ -274,6 +283,13 @@ impl Metrics {
             "Writes handed to the provider, by the kind of sync that made them: with --events, how many of the \
              cluster's changes were coalesced into one (each may be several provider requests)",
             self.writes.clone(),
+        );
+        r.register(
+            "records",
+            "Names the sources ask for, by where each stands after the last syncs (state: published, pending, \
+             held, refused, conflict, invalid, filtered) and the kind of the object asking; /summary lists \
+             the ones not published with why",
+            self.records.clone(),
         );
     }
 
@@ -603,6 +619,26 @@ impl Metrics {
         }
     }
 
+    /// Folds one sync's names' outcomes into the book ([`NameBook`]) and, when they changed, sets
+    /// `extdns_records` from its counts (kinds times reasons: a few dozen series, whatever the book holds).
+    pub(crate) fn fold_names(
+        &self,
+        update: BTreeMap<extdns_informer::ObjectKey, ObjectNames>,
+        planned: Option<&std::collections::BTreeSet<String>>,
+    ) {
+        if !self.names.fold(update, planned) {
+            return;
+        }
+        for (kind, reason, n) in self.names.latest().counts() {
+            self.records
+                .get_or_create(&RecordStateLabels {
+                    state: state_label(reason),
+                    kind: kind.kind(),
+                })
+                .set(count_i64(n));
+        }
+    }
+
     pub(crate) fn observe_owner_mismatches(&self, mismatches: &[OwnerMismatch]) {
         self.owner_mismatch.clear();
         for m in mismatches {
@@ -615,6 +651,19 @@ impl Metrics {
                 })
                 .inc();
         }
+    }
+}
+
+/// `extdns_records`' `state` label: the reason in the lower case of label values.
+fn state_label(reason: Reason) -> &'static str {
+    match reason {
+        Reason::Published => "published",
+        Reason::Pending => "pending",
+        Reason::Conflict => "conflict",
+        Reason::Invalid => "invalid",
+        Reason::Refused => "refused",
+        Reason::Filtered => "filtered",
+        Reason::Held => "held",
     }
 }
 
@@ -723,6 +772,64 @@ mod tests {
             "{}",
             m.encode()
         );
+    }
+
+    #[test]
+    fn the_records_gauge_counts_the_books_names_by_state_and_kind() {
+        use crate::name_status::{NameOutcome, NameState};
+        use extdns_informer::ObjectKey;
+
+        let m = Metrics::new("0", "0");
+        let names = |states: &[NameState]| ObjectNames {
+            uid: None,
+            names: states
+                .iter()
+                .enumerate()
+                .map(|(i, state)| NameOutcome {
+                    name: format!("n{i}.example.org"),
+                    record_type: "A".into(),
+                    set_identifier: String::new(),
+                    state: state.clone(),
+                })
+                .collect(),
+        };
+        let published = NameState::Published {
+            provider: "p".into(),
+            zone: None,
+        };
+        let web = ObjectKey::new(ResourceKind::Service, "shop", "web");
+        let site = ObjectKey::new(ResourceKind::Ingress, "shop", "site");
+        m.fold_names(
+            BTreeMap::from([
+                (web.clone(), names(&[published.clone(), NameState::Pending])),
+                (
+                    site.clone(),
+                    names(&[NameState::Filtered {
+                        flag: "--domain-filter",
+                    }]),
+                ),
+            ]),
+            None,
+        );
+        let text = m.encode();
+        let at = |text: &str, state: &str, kind: &str| {
+            sample(text, &format!("extdns_records{{state=\"{state}\",kind=\"{kind}\"}} "))
+        };
+        assert_eq!(at(&text, "published", "Service"), Some(1.0), "{text}");
+        assert_eq!(at(&text, "pending", "Service"), Some(1.0));
+        assert_eq!(at(&text, "filtered", "Ingress"), Some(1.0));
+        assert_eq!(
+            at(&text, "conflict", "Service"),
+            Some(0.0),
+            "every state of a kind seen"
+        );
+        // The Ingress published now, the Service gone: its series read zero.
+        m.fold_names(BTreeMap::from([(site, names(&[published]))]), None);
+        let text = m.encode();
+        assert_eq!(at(&text, "published", "Ingress"), Some(1.0), "{text}");
+        assert_eq!(at(&text, "filtered", "Ingress"), Some(0.0));
+        assert_eq!(at(&text, "published", "Service"), Some(0.0));
+        assert_eq!(exposition_check::check(&text, Format::OpenMetrics), Ok(()));
     }
 
     #[test]

@@ -70,7 +70,11 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     controller = controller.with_provider_name(settings.provider.name());
     let status_writer = match (&settings.cluster, settings.status_updates && !settings.once) {
         (ClusterSettings::ApiServer(kube), true) => {
-            let api = KubeStatusApi::new(kube_client(kube).await?, kube.live.overrides.clone());
+            let api = KubeStatusApi::new(
+                kube_client(kube).await?,
+                kube.live.overrides.clone(),
+                controller.cluster(),
+            );
             let is_leader = Arc::new(move || leading.is_leader());
             let writer = StatusWriter::new(Arc::new(api), is_leader, TokenBucket::new(STATUS_QPS, STATUS_BURST));
             Some(tokio::spawn(writer.run(metrics.names().clone(), shutdown.clone())))

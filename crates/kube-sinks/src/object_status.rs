@@ -20,6 +20,10 @@
 //! latest outcome); a follower writes nothing and forgets what it wrote, so a replica that leads again
 //! writes every outcome once. The object's uid, when the sync saw one, goes into the apply as a
 //! precondition: an object made again under the same name since is left to the next sync.
+//!
+//! Each kind is written at the version the live view watches it at (discovery found it, and finds it
+//! again when the served version changes), so a 404 means the object is gone: its write is dropped, not
+//! retried, until the object's outcome changes again.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,7 +31,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_controller::{CancellationToken, NameBook, NameStatuses, ObjectNames, Reason, truncate_note};
-use extdns_informer::{ApiResourceOf, KindOverrides, ObjectKey, ResourceKind, Uid};
+use extdns_informer::{Cluster, KindOverrides, ObjectKey, ResourceKind, Uid};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -207,12 +211,6 @@ pub enum StatusWriteError {
         /// What the client said.
         source: kube::Error,
     },
-    /// The kind has no version to write it at (an empty row: never in the table).
-    #[error("cannot write the status of {object}: its kind has no version extdns reads")]
-    NoVersion {
-        /// The object.
-        object: ObjectKey,
-    },
 }
 
 impl StatusWriteError {
@@ -224,7 +222,19 @@ impl StatusWriteError {
                 source: kube::Error::Api(status),
                 ..
             } => status.code == 403,
-            StatusWriteError::Api { .. } | StatusWriteError::NoVersion { .. } => false,
+            StatusWriteError::Api { .. } => false,
+        }
+    }
+
+    /// Whether the object the outcome was for is gone: deleted (404, at the version the view watches) or
+    /// made again under its name (409, the uid precondition). The next sync's outcome is the new object's.
+    pub fn is_gone(&self) -> bool {
+        match self {
+            StatusWriteError::Api {
+                source: kube::Error::Api(status),
+                ..
+            } => status.code == 404 || status.code == 409,
+            StatusWriteError::Api { .. } => false,
         }
     }
 }
@@ -248,70 +258,28 @@ pub trait StatusApi: Send + Sync {
 pub struct KubeStatusApi {
     client: kube::Client,
     overrides: KindOverrides,
-    /// The version each kind was last written at: a cluster may serve a kind at another of the versions
-    /// extdns reads than the table prefers (TCPRoute at v1alpha2 on Gateway API's experimental channel).
-    served: std::sync::Mutex<BTreeMap<ResourceKind, ApiResource>>,
+    /// The live view, whose watchers know the version each kind is served at.
+    cluster: Arc<dyn Cluster>,
 }
 
 impl KubeStatusApi {
-    /// Writes with `client`, each kind where configuration (`overrides`) put it.
-    pub fn new(client: kube::Client, overrides: KindOverrides) -> Self {
+    /// Writes with `client`, each kind where `cluster`'s watchers found it served, else where
+    /// configuration (`overrides`) puts it.
+    pub fn new(client: kube::Client, overrides: KindOverrides, cluster: Arc<dyn Cluster>) -> Self {
         KubeStatusApi {
             client,
             overrides,
-            served: std::sync::Mutex::new(BTreeMap::new()),
+            cluster,
         }
     }
 
-    /// Where `kind` may be written, most likely first: as configured when it is, else the version that
-    /// worked last, then every version extdns reads the kind at.
-    fn candidates(&self, kind: ResourceKind) -> Vec<ApiResource> {
-        if let Some(configured) = self.overrides.get(kind) {
-            return vec![configured.clone()];
-        }
-        let spec = kind.spec();
-        let mut out: Vec<ApiResource> = self
-            .served
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&kind)
-            .cloned()
-            .into_iter()
-            .collect();
-        for version in spec.versions {
-            let resource = spec.api_resource(version);
-            if !out.iter().any(|r| r.api_version == resource.api_version) {
-                out.push(resource);
-            }
-        }
-        out
-    }
-
-    async fn write_at(
-        &self,
-        resource: &ApiResource,
-        key: &ObjectKey,
-        uid: Option<Uid>,
-        mechanism: Mechanism,
-        status: &ObjectStatus,
-        since: &str,
-    ) -> Result<(), kube::Error> {
-        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &key.namespace, resource);
-        // Forced: the condition type and the annotation are ours alone; another manager that set them
-        // (an older extdns of another name) gives them up.
-        let params = PatchParams::apply(FIELD_MANAGER).force();
-        match mechanism {
-            Mechanism::Condition => {
-                let patch = condition_patch(&resource.api_version, key, uid, status, since);
-                api.patch_status(&key.name, &params, &Patch::Apply(&patch))
-                    .await
-                    .map(|_| ())
-            }
-            Mechanism::Annotation => {
-                let patch = annotation_patch(&resource.api_version, &resource.kind, key, uid, status);
-                api.patch(&key.name, &params, &Patch::Apply(&patch)).await.map(|_| ())
-            }
-        }
+    /// Where `kind` is written: where the view watches it (the version and plural discovery found), else
+    /// (not watched yet) as configured or the table's first version.
+    fn resource(&self, kind: ResourceKind) -> ApiResource {
+        self.cluster
+            .store()
+            .watched_at(kind)
+            .unwrap_or_else(|| self.overrides.api_resource(kind))
     }
 }
 
@@ -325,32 +293,24 @@ impl StatusApi for KubeStatusApi {
         status: &ObjectStatus,
         since: &str,
     ) -> Result<(), StatusWriteError> {
-        let mut last = None;
-        for resource in self.candidates(key.kind) {
-            match self.write_at(&resource, key, uid, mechanism, status, since).await {
-                Ok(()) => {
-                    self.served
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .insert(key.kind, resource);
-                    return Ok(());
-                }
-                // Not served at this version (or the object is gone): the next version may be the served one.
-                Err(kube::Error::Api(status)) if status.code == 404 => last = Some(kube::Error::Api(status)),
-                Err(source) => {
-                    return Err(StatusWriteError::Api {
-                        object: key.clone(),
-                        source,
-                    });
-                }
+        let resource = self.resource(key.kind);
+        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &key.namespace, &resource);
+        // Forced: the condition type and the annotation are ours alone; another manager that set them
+        // (an older extdns of another name) gives them up.
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        let written = match mechanism {
+            Mechanism::Condition => {
+                let patch = condition_patch(&resource.api_version, key, uid, status, since);
+                api.patch_status(&key.name, &params, &Patch::Apply(&patch)).await
             }
-        }
-        Err(match last {
-            Some(source) => StatusWriteError::Api {
-                object: key.clone(),
-                source,
-            },
-            None => StatusWriteError::NoVersion { object: key.clone() },
+            Mechanism::Annotation => {
+                let patch = annotation_patch(&resource.api_version, &resource.kind, key, uid, status);
+                api.patch(&key.name, &params, &Patch::Apply(&patch)).await
+            }
+        };
+        written.map(|_| ()).map_err(|source| StatusWriteError::Api {
+            object: key.clone(),
+            source,
         })
     }
 }
@@ -370,6 +330,9 @@ pub struct StatusWriter {
     written: BTreeMap<ObjectKey, Written>,
     /// What changed and is not written yet, with the object's uid: the latest outcome only.
     pending: BTreeMap<ObjectKey, (Option<Uid>, ObjectStatus)>,
+    /// Outcomes whose object was gone when written (404, 409): not queued again while the book says the
+    /// same of it, so a deleted object is written once, not at every retry, until the sync drops it.
+    gone: BTreeMap<ObjectKey, (Option<Uid>, ObjectStatus)>,
     /// Kinds (per namespace: RBAC is often granted per namespace) whose writes were forbidden (403), left
     /// alone until then.
     forbidden: BTreeMap<(ResourceKind, String), Instant>,
@@ -387,6 +350,7 @@ impl StatusWriter {
             bucket,
             written: BTreeMap::new(),
             pending: BTreeMap::new(),
+            gone: BTreeMap::new(),
             forbidden: BTreeMap::new(),
             told_forbidden: std::collections::BTreeSet::new(),
         }
@@ -400,14 +364,20 @@ impl StatusWriter {
             let Some(_) = mechanism(key.kind) else { continue };
             let Some(status) = status_of(names) else { continue };
             seen.insert(key.clone(), ());
-            if self.written.get(key).is_some_and(|w| w.status == status) {
+            let was_gone = self
+                .gone
+                .get(key)
+                .is_some_and(|(uid, gone)| *uid == names.uid && *gone == status);
+            if was_gone || self.written.get(key).is_some_and(|w| w.status == status) {
                 self.pending.remove(key);
             } else {
+                self.gone.remove(key);
                 self.pending.insert(key.clone(), (names.uid, status));
             }
         }
         self.written.retain(|k, _| seen.contains_key(k));
         self.pending.retain(|k, _| seen.contains_key(k));
+        self.gone.retain(|k, _| seen.contains_key(k));
     }
 
     /// Writes what is pending while the bucket has tokens; returns when it should be called again (`None`:
@@ -445,6 +415,11 @@ impl StatusWriter {
                 Ok(()) => {
                     debug!(object = %key, reason = status.reason.as_str(), "status written");
                     self.written.insert(key, Written { status, since });
+                }
+                Err(e) if e.is_gone() => {
+                    debug!(object = %key, error = %e, "status not written: the object is gone; dropped");
+                    self.written.remove(&key);
+                    self.gone.insert(key, (uid, status));
                 }
                 Err(e) if e.is_forbidden() => {
                     if self.told_forbidden.insert(key.kind) {
@@ -688,6 +663,58 @@ mod tests {
         tokio::time::advance(FORBIDDEN_PAUSE).await;
         w.drain(Instant::now()).await;
         assert_eq!(refused(), 2, "one try after the pause");
+    }
+
+    /// The Services are gone: every write of one answers 404 (or 409, made again under the name).
+    struct ServicesGone(Recorded, Mutex<usize>);
+
+    #[async_trait]
+    impl StatusApi for ServicesGone {
+        async fn write(
+            &self,
+            key: &ObjectKey,
+            uid: Option<Uid>,
+            mechanism: Mechanism,
+            status: &ObjectStatus,
+            since: &str,
+        ) -> Result<(), StatusWriteError> {
+            if key.kind == ResourceKind::Service {
+                let mut tries = self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                *tries += 1;
+                let code = if tries.is_multiple_of(2) { 409 } else { 404 };
+                let status = kube::core::Status::failure("not found", "NotFound").with_code(code);
+                return Err(StatusWriteError::Api {
+                    object: key.clone(),
+                    source: kube::Error::Api(Box::new(status)),
+                });
+            }
+            self.0.write(key, uid, mechanism, status, since).await
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_gone_object_is_dropped_not_retried_until_its_outcome_changes() {
+        let api = Arc::new(ServicesGone(Recorded::default(), Mutex::new(0)));
+        let mut w = StatusWriter::new(api.clone(), Arc::new(|| true), TokenBucket::new(100.0, 100));
+        let tries = || *api.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        w.consider(&statuses(2, published()));
+        assert_eq!(w.drain(Instant::now()).await, None, "nothing left to retry");
+        assert_eq!(
+            (tries(), api.0.take().len()),
+            (2, 1),
+            "each Service tried once, the Ingress written"
+        );
+        // Later syncs still list them (the deletion not seen yet) with the same outcome: not tried again.
+        for _ in 0..3 {
+            tokio::time::advance(RETRY_EVERY).await;
+            w.consider(&statuses(2, published()));
+            assert_eq!(w.drain(Instant::now()).await, None);
+        }
+        assert_eq!(tries(), 2);
+        // A new outcome (the object back, say): tried again.
+        w.consider(&statuses(2, NameState::Pending));
+        w.drain(Instant::now()).await;
+        assert_eq!(tries(), 4);
     }
 
     #[tokio::test(start_paused = true)]
