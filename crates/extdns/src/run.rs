@@ -96,7 +96,8 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
                 overrides,
                 settings.sources.crd.clone(),
                 settings.controller.plan.clone(),
-            );
+            )
+            .with_names(metrics.names().clone());
             controller = controller.with_status(Arc::new(sink));
         }
     }
