@@ -120,7 +120,8 @@ pub fn conditions(o: &DnsEndpoint, status: &SyncStatus, plan: &PlanConfig) -> Ve
 
 /// [`conditions`], told by the object's names' outcomes (`names`) what PR #6609 has no reason for:
 /// `Ready` is `Conflict` (after `Invalid` and `Failed`) when another object or owner holds one of its
-/// names, naming them, and a `Failed` message gives the provider's error.
+/// names, naming them; `Failed` while the provider's refusal of one of its names stands (not only in the
+/// sync that was refused), with the provider's error.
 pub fn conditions_with(
     o: &DnsEndpoint,
     status: &SyncStatus,
@@ -155,11 +156,13 @@ pub fn conditions_with(
         .collect();
     // An object with skipped entries fails in part (their records are held); it is ready when the rest is.
     let failed_whole = status.failed.contains(&key) && invalid.is_empty();
+    // The book keeps an outcome until a sync plans its name again; this sync's own refusals may be of
+    // other objects.
     let conflicts = said(names, |s| matches!(s, NameState::Conflict { .. }));
+    let refused = said(names, |s| matches!(s, NameState::Refused { .. }));
     let ready = if failed_whole || (endpoints.is_empty() && !invalid.is_empty()) {
         cond("Ready", false, "Invalid", "no entry can be published".into())
-    } else if status.errored.contains(&key) {
-        let refused = said(names, |s| matches!(s, NameState::Refused { .. }));
+    } else if status.errored.contains(&key) || !refused.is_empty() {
         let message = if refused.is_empty() {
             "the provider refused a change of its records".to_string()
         } else {
@@ -341,6 +344,9 @@ mod tests {
             [("Accepted", "True", "Accepted"), ("Ready", "False", "Failed")],
             (1, "refused by the provider: REFUSED"),
         );
+        // A later sync of other objects: the refusal stands until the name is planned again.
+        let c = conditions_with(&ok, &SyncStatus::default(), &plan, Some(&said));
+        assert_eq!(reasons(&c)[1], ("Ready", "False", "Failed"));
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub mod handover;
 pub mod ambassador;
 // --- status on the objects (--status-updates) ---
 pub mod status;
+// --- status on every kind users write (issue 48) ---
+pub mod status_kinds;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -385,5 +387,12 @@ pub const ALL: &[Scenario] = &[
         about: "--status-updates: a Service's condition goes Published, Conflict (naming the holder), Filtered (naming the flag), Held and back; an Ingress's and an HTTPRoute's annotation; no field of another manager touched (managedFields)",
         default: true,
         run: status::run,
+    },
+    // --- status on every kind users write, through every state (issue 48) ---
+    Scenario {
+        name: "status-kinds",
+        about: "--status-updates on a Service, an Ingress, an HTTPRoute and a DNSEndpoint (externaldns.nginx.org, PR #6609 conditions), each published, filtered, conflicting with another object and refused by BIND's update-policy, the Service and the DNSEndpoint held, each back to published; kubectl get and /summary show the refusals",
+        default: true,
+        run: status_kinds::run,
     },
 ];
