@@ -412,6 +412,35 @@ impl Metrics {
         &self.names
     }
 
+    /// With `--dns-provider-crds`: keeps this root's book ([`Metrics::names`]) the union of its children's
+    /// (each provider object's controller folds into its own), looking every `every` until `shutdown`, so
+    /// `/summary` and the status writer see every provider's names, each naming the provider that took it.
+    /// A look that finds no child's book changed (the same shared outcomes) costs a pointer comparison
+    /// per child.
+    pub async fn merge_children_names(self: Arc<Self>, every: std::time::Duration, shutdown: crate::CancellationToken) {
+        // The children and their books' versions as last merged: the books themselves are not held, so a
+        // child's fold changes its book in place rather than copying it.
+        let mut merged: Vec<(String, u64)> = Vec::new();
+        loop {
+            let children: Vec<(String, Arc<Metrics>)> =
+                self.children.read().unwrap_or_else(PoisonError::into_inner).clone();
+            let now: Vec<(String, u64)> = children
+                .iter()
+                .map(|(label, child)| (label.clone(), child.names.version()))
+                .collect();
+            if now != merged {
+                let books: Vec<Arc<crate::NameStatuses>> = children.iter().map(|(_, c)| c.names.latest()).collect();
+                self.names
+                    .replace(crate::NameStatuses::merged(books.iter().map(Arc::as_ref)));
+                merged = now;
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(every) => {}
+            }
+        }
+    }
+
     /// Whether this replica is ready to be sent traffic (`/readyz`): it completed a full sync, or it follows
     /// the leader of a shared provider with its informers synced.
     pub fn is_ready(&self) -> bool {
@@ -830,6 +859,61 @@ mod tests {
         assert_eq!(at(&text, "filtered", "Ingress"), Some(0.0));
         assert_eq!(at(&text, "published", "Service"), Some(0.0));
         assert_eq!(exposition_check::check(&text, Format::OpenMetrics), Ok(()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_roots_book_is_the_union_of_its_childrens_each_naming_its_provider() {
+        use crate::name_status::{NameOutcome, NameState};
+        use extdns_informer::ObjectKey;
+
+        let root = Arc::new(Metrics::for_providers("1", "x"));
+        let web = ObjectKey::new(ResourceKind::Service, "shop", "web");
+        let published = |name: &str, provider: &str| ObjectNames {
+            uid: None,
+            names: vec![NameOutcome {
+                name: name.into(),
+                record_type: "A".into(),
+                set_identifier: String::new(),
+                state: NameState::Published {
+                    provider: provider.into(),
+                    zone: None,
+                },
+            }],
+        };
+        for (label, name) in [
+            ("team-a/public", "web.a.example.org"),
+            ("internal", "web.b.example.org"),
+        ] {
+            let child = Arc::new(root.child());
+            child.fold_names(BTreeMap::from([(web.clone(), published(name, label))]), None);
+            root.attach(label, child);
+        }
+        let shutdown = crate::CancellationToken::new();
+        let task = tokio::spawn(
+            root.clone()
+                .merge_children_names(std::time::Duration::from_secs(1), shutdown.clone()),
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        let said = |root: &Metrics| -> Vec<String> {
+            root.names()
+                .latest()
+                .get(&web)
+                .map(|n| n.names.iter().map(|n| format!("{} {}", n.name, n.state)).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            said(&root),
+            [
+                "web.a.example.org published by team-a/public",
+                "web.b.example.org published by internal"
+            ]
+        );
+        // A provider object goes: its names leave the union at the next look.
+        root.detach("internal");
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        assert_eq!(said(&root), ["web.a.example.org published by team-a/public"]);
+        shutdown.cancel();
+        assert!(task.await.is_ok());
     }
 
     #[test]

@@ -297,6 +297,26 @@ impl NameStatuses {
         changed
     }
 
+    /// The union of several books (one per provider object, `--dns-provider-crds`): each object's names
+    /// from every book, in name order, its uid the first book's that knows it.
+    pub fn merged<'a>(books: impl IntoIterator<Item = &'a NameStatuses>) -> NameStatuses {
+        let mut objects: BTreeMap<ObjectKey, ObjectNames> = BTreeMap::new();
+        for book in books {
+            for (key, names) in book.iter() {
+                let merged = objects.entry(key.clone()).or_default();
+                merged.uid = merged.uid.or(names.uid);
+                merged.names.extend(names.names.iter().cloned());
+            }
+        }
+        for names in objects.values_mut() {
+            names.names.sort_by(order);
+            names.names.dedup();
+        }
+        let mut statuses = NameStatuses::default();
+        statuses.replace_all(objects);
+        statuses
+    }
+
     fn replace_all(&mut self, update: BTreeMap<ObjectKey, ObjectNames>) -> bool {
         let gone: Vec<ObjectKey> = self
             .objects
@@ -390,12 +410,16 @@ fn order(a: &NameOutcome, b: &NameOutcome) -> std::cmp::Ordering {
 #[derive(Debug, Clone)]
 pub struct NameBook {
     latest: Arc<watch::Sender<Arc<NameStatuses>>>,
+    /// How many times the outcomes changed: what a reader that must not hold them (and so make every fold
+    /// copy them) compares.
+    version: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Default for NameBook {
     fn default() -> Self {
         NameBook {
             latest: Arc::new(watch::Sender::new(Arc::default())),
+            version: Arc::default(),
         }
     }
 }
@@ -415,8 +439,30 @@ impl NameBook {
     /// says whether it did. The book is changed in place; only while a reader holds the previous outcomes
     /// is it copied first, and that copy shares every object's names.
     pub(crate) fn fold(&self, update: BTreeMap<ObjectKey, ObjectNames>, planned: Option<&BTreeSet<String>>) -> bool {
-        self.latest
-            .send_if_modified(|latest| Arc::make_mut(latest).fold(update, planned))
+        let changed = self
+            .latest
+            .send_if_modified(|latest| Arc::make_mut(latest).fold(update, planned));
+        if changed {
+            self.version.fetch_add(1, std::sync::atomic::Ordering::Release);
+        }
+        changed
+    }
+
+    /// Increases each time the outcomes change; read it before [`NameBook::latest`].
+    pub fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Replaces the outcomes with `statuses` (a union made elsewhere); wakes readers only if they differ.
+    pub(crate) fn replace(&self, statuses: NameStatuses) {
+        self.latest.send_if_modified(|latest| {
+            let changed = **latest != statuses;
+            if changed {
+                *latest = Arc::new(statuses);
+                self.version.fetch_add(1, std::sync::atomic::Ordering::Release);
+            }
+            changed
+        });
     }
 }
 

@@ -26,9 +26,9 @@ pub const ONCE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
 /// `--status-updates`' steady rate of writes per second and its burst: a first sync of thousands of
 /// objects spreads its statuses over minutes rather than loading the API server, and a change of a few
 /// objects is written at once.
-const STATUS_QPS: f64 = 5.0;
+pub(crate) const STATUS_QPS: f64 = 5.0;
 /// See [`STATUS_QPS`].
-const STATUS_BURST: u32 = 50;
+pub(crate) const STATUS_BURST: u32 = 50;
 
 /// The version `build_info` reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
