@@ -620,11 +620,30 @@ mod tests {
         assert_eq!(total, 51);
     }
 
-    /// external-dns's RBAC grants no `patch`: Services' writes are refused with 403.
-    struct ForbidsServices(Recorded, Mutex<usize>);
+    /// Every write of a Service fails with the status `code(n)` gives its `n`th try (external-dns's RBAC
+    /// grants no `patch`: 403; the object gone: 404, or 409 once made again); other kinds' are recorded.
+    struct FailsServices {
+        ok: Recorded,
+        tries: Mutex<usize>,
+        code: fn(usize) -> u16,
+    }
+
+    impl FailsServices {
+        fn new(code: fn(usize) -> u16) -> Arc<Self> {
+            Arc::new(FailsServices {
+                ok: Recorded::default(),
+                tries: Mutex::new(0),
+                code,
+            })
+        }
+
+        fn tries(&self) -> usize {
+            *self.tries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+    }
 
     #[async_trait]
-    impl StatusApi for ForbidsServices {
+    impl StatusApi for FailsServices {
         async fn write(
             &self,
             key: &ObjectKey,
@@ -634,26 +653,27 @@ mod tests {
             since: &str,
         ) -> Result<(), StatusWriteError> {
             if key.kind == ResourceKind::Service {
-                *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
-                let status = kube::core::Status::failure("services/status is forbidden", "Forbidden").with_code(403);
+                let mut tries = self.tries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                *tries += 1;
+                let status = kube::core::Status::failure("refused", "Refused").with_code((self.code)(*tries));
                 return Err(StatusWriteError::Api {
                     object: key.clone(),
                     source: kube::Error::Api(Box::new(status)),
                 });
             }
-            self.0.write(key, uid, mechanism, status, since).await
+            self.ok.write(key, uid, mechanism, status, since).await
         }
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_forbidden_kind_is_tried_once_per_pause_and_the_other_kinds_are_written() {
-        let api = Arc::new(ForbidsServices(Recorded::default(), Mutex::new(0)));
+        let api = FailsServices::new(|_| 403);
         let mut w = StatusWriter::new(api.clone(), Arc::new(|| true), TokenBucket::new(100.0, 100));
         w.consider(&statuses(20, published()));
         let next = w.drain(Instant::now()).await;
-        let refused = || *api.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let refused = || api.tries();
         assert_eq!(refused(), 1, "one refused Service, not twenty");
-        assert_eq!(api.0.take().len(), 1, "the Ingress is still written");
+        assert_eq!(api.ok.take().len(), 1, "the Ingress is still written");
         // Only the Services wait: the writer sleeps until the pause ends, not in a busy loop.
         let start = Instant::now();
         assert_eq!(next, Some(start + RETRY_EVERY), "the failure is retried later");
@@ -665,42 +685,15 @@ mod tests {
         assert_eq!(refused(), 2, "one try after the pause");
     }
 
-    /// The Services are gone: every write of one answers 404 (or 409, made again under the name).
-    struct ServicesGone(Recorded, Mutex<usize>);
-
-    #[async_trait]
-    impl StatusApi for ServicesGone {
-        async fn write(
-            &self,
-            key: &ObjectKey,
-            uid: Option<Uid>,
-            mechanism: Mechanism,
-            status: &ObjectStatus,
-            since: &str,
-        ) -> Result<(), StatusWriteError> {
-            if key.kind == ResourceKind::Service {
-                let mut tries = self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                *tries += 1;
-                let code = if tries.is_multiple_of(2) { 409 } else { 404 };
-                let status = kube::core::Status::failure("not found", "NotFound").with_code(code);
-                return Err(StatusWriteError::Api {
-                    object: key.clone(),
-                    source: kube::Error::Api(Box::new(status)),
-                });
-            }
-            self.0.write(key, uid, mechanism, status, since).await
-        }
-    }
-
     #[tokio::test(start_paused = true)]
     async fn a_gone_object_is_dropped_not_retried_until_its_outcome_changes() {
-        let api = Arc::new(ServicesGone(Recorded::default(), Mutex::new(0)));
+        let api = FailsServices::new(|n| if n.is_multiple_of(2) { 409 } else { 404 });
         let mut w = StatusWriter::new(api.clone(), Arc::new(|| true), TokenBucket::new(100.0, 100));
-        let tries = || *api.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tries = || api.tries();
         w.consider(&statuses(2, published()));
         assert_eq!(w.drain(Instant::now()).await, None, "nothing left to retry");
         assert_eq!(
-            (tries(), api.0.take().len()),
+            (tries(), api.ok.take().len()),
             (2, 1),
             "each Service tried once, the Ingress written"
         );
