@@ -372,6 +372,12 @@ impl Controller {
         &self.metrics
     }
 
+    /// The cluster view the syncs read: what writes back to the objects (their status) addresses each kind
+    /// where the view's watchers found it served.
+    pub fn cluster(&self) -> Arc<dyn Cluster> {
+        self.cluster.clone()
+    }
+
     /// One full reconcile: read the registry, ask the sources, plan, apply. Nothing is planned unless every
     /// informer has synced and every source succeeded, because records missing from an incomplete view would
     /// otherwise be deleted.
@@ -893,7 +899,7 @@ impl Controller {
             uids: &uid,
         };
         let update = crate::name_status::compute(&facts);
-        self.metrics.names().fold(update, input.planned);
+        self.metrics.fold_names(update, input.planned);
     }
 
     /// Take the deletes the deletion guard holds back out of `changes`, say so (one error per zone, the held

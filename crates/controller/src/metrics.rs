@@ -20,7 +20,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::exposition::{self, Format, Writer};
-use crate::name_status::NameBook;
+use crate::name_status::{NameBook, ObjectNames, Reason};
 use crate::process::Process;
 use crate::requests::RequestDurations;
 
@@ -87,6 +87,12 @@ struct BuildInfoLabels {
     revision: String,
     os: String,
     arch: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RecordStateLabels {
+    state: &'static str,
+    kind: &'static str,
 }
 
 type FloatGauge = Gauge<f64, AtomicU64>;
@@ -156,6 +162,8 @@ pub struct Metrics {
     children: RwLock<Vec<(String, Arc<Metrics>)>>,
     /// Every name's outcome as the last syncs left it: `/summary` serves it, the status writers write it.
     names: NameBook,
+    /// `extdns_records`: the book's names by state and object kind.
+    records: Family<RecordStateLabels, Gauge>,
 }
 
 impl Metrics {
@@ -205,6 +213,7 @@ impl Metrics {
             ready: AtomicBool::new(false),
             children: RwLock::default(),
             names: NameBook::default(),
+            records: Family::default(),
         };
         let extdns = root.sub_registry_with_prefix(EXTDNS_PREFIX);
         if per_sync {
@@ -274,6 +283,13 @@ impl Metrics {
             "Writes handed to the provider, by the kind of sync that made them: with --events, how many of the \
              cluster's changes were coalesced into one (each may be several provider requests)",
             self.writes.clone(),
+        );
+        r.register(
+            "records",
+            "Names the sources ask for, by where each stands after the last syncs (state: published, pending, \
+             held, refused, conflict, invalid, filtered) and the kind of the object asking; /summary lists \
+             the ones not published with why",
+            self.records.clone(),
         );
     }
 
@@ -423,6 +439,35 @@ impl Metrics {
     /// the same server serves both (`/summary`).
     pub fn names(&self) -> &NameBook {
         &self.names
+    }
+
+    /// With `--dns-provider-crds`: keeps this root's book ([`Metrics::names`]) the union of its children's
+    /// (each provider object's controller folds into its own), looking every `every` until `shutdown`, so
+    /// `/summary` and the status writer see every provider's names, each naming the provider that took it.
+    /// A look that finds no child's book changed (the same shared outcomes) costs a pointer comparison
+    /// per child.
+    pub async fn merge_children_names(self: Arc<Self>, every: std::time::Duration, shutdown: crate::CancellationToken) {
+        // The children and their books' versions as last merged: the books themselves are not held, so a
+        // child's fold changes its book in place rather than copying it.
+        let mut merged: Vec<(String, u64)> = Vec::new();
+        loop {
+            let children: Vec<(String, Arc<Metrics>)> =
+                self.children.read().unwrap_or_else(PoisonError::into_inner).clone();
+            let now: Vec<(String, u64)> = children
+                .iter()
+                .map(|(label, child)| (label.clone(), child.names.version()))
+                .collect();
+            if now != merged {
+                let books: Vec<Arc<crate::NameStatuses>> = children.iter().map(|(_, c)| c.names.latest()).collect();
+                self.names
+                    .replace(crate::NameStatuses::merged(books.iter().map(Arc::as_ref)));
+                merged = now;
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(every) => {}
+            }
+        }
     }
 
     /// Whether this replica is ready to be sent traffic (`/readyz`): it completed a full sync, or it follows
@@ -632,6 +677,26 @@ impl Metrics {
         }
     }
 
+    /// Folds one sync's names' outcomes into the book ([`NameBook`]) and, when they changed, sets
+    /// `extdns_records` from its counts (kinds times reasons: a few dozen series, whatever the book holds).
+    pub(crate) fn fold_names(
+        &self,
+        update: BTreeMap<extdns_informer::ObjectKey, ObjectNames>,
+        planned: Option<&std::collections::BTreeSet<String>>,
+    ) {
+        if !self.names.fold(update, planned) {
+            return;
+        }
+        for (kind, reason, n) in self.names.latest().counts() {
+            self.records
+                .get_or_create(&RecordStateLabels {
+                    state: state_label(reason),
+                    kind: kind.kind(),
+                })
+                .set(count_i64(n));
+        }
+    }
+
     pub(crate) fn observe_owner_mismatches(&self, mismatches: &[OwnerMismatch]) {
         self.owner_mismatch.clear();
         for m in mismatches {
@@ -644,6 +709,19 @@ impl Metrics {
                 })
                 .inc();
         }
+    }
+}
+
+/// `extdns_records`' `state` label: the reason in the lower case of label values.
+fn state_label(reason: Reason) -> &'static str {
+    match reason {
+        Reason::Published => "published",
+        Reason::Pending => "pending",
+        Reason::Conflict => "conflict",
+        Reason::Invalid => "invalid",
+        Reason::Refused => "refused",
+        Reason::Filtered => "filtered",
+        Reason::Held => "held",
     }
 }
 
@@ -756,6 +834,119 @@ mod tests {
             "{}",
             m.encode()
         );
+    }
+
+    #[test]
+    fn the_records_gauge_counts_the_books_names_by_state_and_kind() {
+        use crate::name_status::{NameOutcome, NameState};
+        use extdns_informer::ObjectKey;
+
+        let m = Metrics::new("0", "0");
+        let names = |states: &[NameState]| ObjectNames {
+            uid: None,
+            names: states
+                .iter()
+                .enumerate()
+                .map(|(i, state)| NameOutcome {
+                    name: format!("n{i}.example.org"),
+                    record_type: "A".into(),
+                    set_identifier: String::new(),
+                    state: state.clone(),
+                })
+                .collect(),
+        };
+        let published = NameState::Published {
+            provider: "p".into(),
+            zone: None,
+        };
+        let web = ObjectKey::new(ResourceKind::Service, "shop", "web");
+        let site = ObjectKey::new(ResourceKind::Ingress, "shop", "site");
+        m.fold_names(
+            BTreeMap::from([
+                (web.clone(), names(&[published.clone(), NameState::Pending])),
+                (
+                    site.clone(),
+                    names(&[NameState::Filtered {
+                        flag: "--domain-filter",
+                    }]),
+                ),
+            ]),
+            None,
+        );
+        let text = m.encode();
+        let at = |text: &str, state: &str, kind: &str| {
+            sample(text, &format!("extdns_records{{state=\"{state}\",kind=\"{kind}\"}} "))
+        };
+        assert_eq!(at(&text, "published", "Service"), Some(1.0), "{text}");
+        assert_eq!(at(&text, "pending", "Service"), Some(1.0));
+        assert_eq!(at(&text, "filtered", "Ingress"), Some(1.0));
+        assert_eq!(
+            at(&text, "conflict", "Service"),
+            Some(0.0),
+            "every state of a kind seen"
+        );
+        // The Ingress published now, the Service gone: its series read zero.
+        m.fold_names(BTreeMap::from([(site, names(&[published]))]), None);
+        let text = m.encode();
+        assert_eq!(at(&text, "published", "Ingress"), Some(1.0), "{text}");
+        assert_eq!(at(&text, "filtered", "Ingress"), Some(0.0));
+        assert_eq!(at(&text, "published", "Service"), Some(0.0));
+        assert_eq!(exposition_check::check(&text, Format::OpenMetrics), Ok(()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_roots_book_is_the_union_of_its_childrens_each_naming_its_provider() {
+        use crate::name_status::{NameOutcome, NameState};
+        use extdns_informer::ObjectKey;
+
+        let root = Arc::new(Metrics::for_providers("1", "x"));
+        let web = ObjectKey::new(ResourceKind::Service, "shop", "web");
+        let published = |name: &str, provider: &str| ObjectNames {
+            uid: None,
+            names: vec![NameOutcome {
+                name: name.into(),
+                record_type: "A".into(),
+                set_identifier: String::new(),
+                state: NameState::Published {
+                    provider: provider.into(),
+                    zone: None,
+                },
+            }],
+        };
+        for (label, name) in [
+            ("team-a/public", "web.a.example.org"),
+            ("internal", "web.b.example.org"),
+        ] {
+            let child = Arc::new(root.child());
+            child.fold_names(BTreeMap::from([(web.clone(), published(name, label))]), None);
+            root.attach(label, child);
+        }
+        let shutdown = crate::CancellationToken::new();
+        let task = tokio::spawn(
+            root.clone()
+                .merge_children_names(std::time::Duration::from_secs(1), shutdown.clone()),
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        let said = |root: &Metrics| -> Vec<String> {
+            root.names()
+                .latest()
+                .get(&web)
+                .map(|n| n.names.iter().map(|n| format!("{} {}", n.name, n.state)).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            said(&root),
+            [
+                "web.a.example.org published by team-a/public",
+                "web.b.example.org published by internal"
+            ]
+        );
+        // A provider object goes: its names leave the union at the next look.
+        root.detach("internal");
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        assert_eq!(said(&root), ["web.a.example.org published by team-a/public"]);
+        shutdown.cancel();
+        assert!(task.await.is_ok());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use extdns_endpoint::name::name_key;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, ObjectRefs, RecordType};
-use extdns_informer::{ObjectKey, Uid};
+use extdns_informer::{ObjectKey, ResourceKind, Uid};
 use extdns_plan::PlanConfig;
 use extdns_provider::FailureReason;
 use extdns_source::{Failures, Held};
@@ -200,20 +200,33 @@ impl ObjectNames {
 }
 
 /// Every object's names, as the syncs so far left them.
+///
+/// Kept so that folding one incremental sync in costs what that sync touched, not what the book holds:
+/// each object's names are shared ([`Arc`]) so a copy of the book made while a reader holds it copies
+/// pointers, not strings; an index from name to objects finds the objects a sync's names touch; and the
+/// names per kind and reason are counted as objects come and go (the `extdns_records` gauge reads them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NameStatuses {
-    objects: BTreeMap<ObjectKey, ObjectNames>,
+    objects: BTreeMap<ObjectKey, Arc<ObjectNames>>,
+    /// Name key → the objects with an outcome at that name.
+    by_name: BTreeMap<String, BTreeSet<ObjectKey>>,
+    /// The objects with a nameless outcome (failed before owning a record): every incremental fold visits
+    /// them, as the sync reports them afresh.
+    nameless: BTreeSet<ObjectKey>,
+    /// Names per object kind and reason; a pair once counted stays, at zero, so the gauge reads zero
+    /// rather than losing the series.
+    counts: BTreeMap<(ResourceKind, Reason), usize>,
 }
 
 impl NameStatuses {
     /// Each object with its names, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &ObjectNames)> {
-        self.objects.iter()
+        self.objects.iter().map(|(k, n)| (k, n.as_ref()))
     }
 
     /// One object's names.
     pub fn get(&self, key: &ObjectKey) -> Option<&ObjectNames> {
-        self.objects.get(key)
+        self.objects.get(key).map(Arc::as_ref)
     }
 
     /// How many objects have names.
@@ -226,29 +239,144 @@ impl NameStatuses {
         self.objects.is_empty()
     }
 
-    /// Folds one sync's outcomes in. A full sync (`names: None`) replaces everything; an incremental one
-    /// replaces, for every object, the names it planned (name keys) and keeps the rest, so an object that
-    /// asks for a name it did not touch keeps that name's outcome.
-    pub(crate) fn fold(&mut self, update: BTreeMap<ObjectKey, ObjectNames>, planned: Option<&BTreeSet<String>>) {
+    /// How many names each object kind has in each reason: every reason of every kind seen so far,
+    /// zero included.
+    pub fn counts(&self) -> impl Iterator<Item = (ResourceKind, Reason, usize)> + '_ {
+        let kinds: BTreeSet<ResourceKind> = self.counts.keys().map(|(k, _)| *k).collect();
+        kinds.into_iter().flat_map(move |kind| {
+            Reason::ALL
+                .into_iter()
+                .map(move |r| (kind, r, self.counts.get(&(kind, r)).copied().unwrap_or(0)))
+        })
+    }
+
+    /// Folds one sync's outcomes in; returns whether anything changed. A full sync (`planned: None`)
+    /// replaces everything; an incremental one replaces, for every object, the names it planned (name
+    /// keys) and keeps the rest, so an object that asks for a name it did not touch keeps that name's
+    /// outcome. An incremental fold visits only the objects in `update`, those with an outcome at a
+    /// planned name, and those with a nameless one.
+    pub(crate) fn fold(
+        &mut self,
+        update: BTreeMap<ObjectKey, ObjectNames>,
+        planned: Option<&BTreeSet<String>>,
+    ) -> bool {
         let Some(planned) = planned else {
-            self.objects = update;
-            return;
+            return self.replace_all(update);
         };
-        let mut update = update;
-        for (key, names) in &mut self.objects {
-            names
-                .names
-                .retain(|n| !n.name.is_empty() && !planned.contains(name_key(&n.name).as_ref()));
-            if let Some(mut new) = update.remove(key) {
-                names.uid = new.uid.or(names.uid);
-                names.names.append(&mut new.names);
-                names.names.sort_by(order);
-                names.names.dedup();
-                drop_redundant_nameless(&mut names.names);
+        let mut affected: BTreeSet<ObjectKey> = self.nameless.clone();
+        affected.extend(update.keys().filter(|k| self.objects.contains_key(*k)).cloned());
+        for name in planned {
+            if let Some(objects) = self.by_name.get(name) {
+                affected.extend(objects.iter().cloned());
             }
         }
-        self.objects.extend(update);
-        self.objects.retain(|_, n| !n.names.is_empty());
+        let mut update = update;
+        let mut changed = false;
+        for key in affected {
+            let Some(old) = self.objects.get(&key) else { continue };
+            let mut names: Vec<NameOutcome> = old
+                .names
+                .iter()
+                .filter(|n| !n.name.is_empty() && !planned.contains(name_key(&n.name).as_ref()))
+                .cloned()
+                .collect();
+            let mut uid = old.uid;
+            if let Some(mut new) = update.remove(&key) {
+                uid = new.uid.or(uid);
+                names.append(&mut new.names);
+                names.sort_by(order);
+                names.dedup();
+                drop_redundant_nameless(&mut names);
+            }
+            changed |= self.put(key, ObjectNames { uid, names });
+        }
+        // Objects with no outcome before: theirs as computed.
+        for (key, names) in update {
+            changed |= self.put(key, names);
+        }
+        changed
+    }
+
+    /// The union of several books (one per provider object, `--dns-provider-crds`): each object's names
+    /// from every book, in name order, its uid the first book's that knows it.
+    pub fn merged<'a>(books: impl IntoIterator<Item = &'a NameStatuses>) -> NameStatuses {
+        let mut objects: BTreeMap<ObjectKey, ObjectNames> = BTreeMap::new();
+        for book in books {
+            for (key, names) in book.iter() {
+                let merged = objects.entry(key.clone()).or_default();
+                merged.uid = merged.uid.or(names.uid);
+                merged.names.extend(names.names.iter().cloned());
+            }
+        }
+        for names in objects.values_mut() {
+            names.names.sort_by(order);
+            names.names.dedup();
+        }
+        let mut statuses = NameStatuses::default();
+        statuses.replace_all(objects);
+        statuses
+    }
+
+    fn replace_all(&mut self, update: BTreeMap<ObjectKey, ObjectNames>) -> bool {
+        let gone: Vec<ObjectKey> = self
+            .objects
+            .keys()
+            .filter(|k| !update.contains_key(*k))
+            .cloned()
+            .collect();
+        let mut changed = !gone.is_empty();
+        for key in gone {
+            self.remove(&key);
+        }
+        for (key, names) in update {
+            changed |= self.put(key, names);
+        }
+        changed
+    }
+
+    /// Sets `key`'s names (none: the object leaves the book); whether that changed anything.
+    fn put(&mut self, key: ObjectKey, names: ObjectNames) -> bool {
+        if self.objects.get(&key).map(Arc::as_ref) == Some(&names) {
+            return false;
+        }
+        let had = self.remove(&key);
+        if names.names.is_empty() {
+            return had;
+        }
+        for n in &names.names {
+            *self.counts.entry((key.kind, n.state.reason())).or_default() += 1;
+            if n.name.is_empty() {
+                self.nameless.insert(key.clone());
+            } else {
+                self.by_name
+                    .entry(name_key(&n.name).into_owned())
+                    .or_default()
+                    .insert(key.clone());
+            }
+        }
+        self.objects.insert(key, Arc::new(names));
+        true
+    }
+
+    /// Takes `key` out of the book, its index and its counts; whether it was there.
+    fn remove(&mut self, key: &ObjectKey) -> bool {
+        let Some(old) = self.objects.remove(key) else {
+            return false;
+        };
+        self.nameless.remove(key);
+        for n in &old.names {
+            if let Some(c) = self.counts.get_mut(&(key.kind, n.state.reason())) {
+                *c = c.saturating_sub(1);
+            }
+            let name = name_key(&n.name);
+            if let Some(objects) = self.by_name.get_mut(name.as_ref()) {
+                objects.remove(key);
+                if objects.is_empty() {
+                    self.by_name.remove(name.as_ref());
+                }
+            }
+        }
+        true
     }
 }
 
@@ -266,9 +394,9 @@ fn drop_redundant_nameless(names: &mut Vec<NameOutcome>) {
 /// Outcomes made elsewhere (from manifests, in tests): each object's names as given.
 impl FromIterator<(ObjectKey, ObjectNames)> for NameStatuses {
     fn from_iter<I: IntoIterator<Item = (ObjectKey, ObjectNames)>>(iter: I) -> Self {
-        NameStatuses {
-            objects: iter.into_iter().filter(|(_, n)| !n.names.is_empty()).collect(),
-        }
+        let mut statuses = NameStatuses::default();
+        statuses.replace_all(iter.into_iter().collect());
+        statuses
     }
 }
 
@@ -277,16 +405,21 @@ fn order(a: &NameOutcome, b: &NameOutcome) -> std::cmp::Ordering {
 }
 
 /// Where the latest [`NameStatuses`] are kept: written by the controller after each sync, read by the
-/// `/summary` endpoint and the status writers, which [`NameBook::subscribe`] wakes when it changes.
+/// `/summary` endpoint, the `extdns_records` gauge and the status writers, which [`NameBook::subscribe`]
+/// wakes when it changes.
 #[derive(Debug, Clone)]
 pub struct NameBook {
     latest: Arc<watch::Sender<Arc<NameStatuses>>>,
+    /// How many times the outcomes changed: what a reader that must not hold them (and so make every fold
+    /// copy them) compares.
+    version: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Default for NameBook {
     fn default() -> Self {
         NameBook {
             latest: Arc::new(watch::Sender::new(Arc::default())),
+            version: Arc::default(),
         }
     }
 }
@@ -302,14 +435,31 @@ impl NameBook {
         self.latest.subscribe()
     }
 
-    /// Folds one sync's outcomes in ([`NameStatuses::fold`]); wakes readers only if something changed.
-    pub(crate) fn fold(&self, update: BTreeMap<ObjectKey, ObjectNames>, planned: Option<&BTreeSet<String>>) {
+    /// Folds one sync's outcomes in ([`NameStatuses::fold`]); wakes readers only if something changed, and
+    /// says whether it did. The book is changed in place; only while a reader holds the previous outcomes
+    /// is it copied first, and that copy shares every object's names.
+    pub(crate) fn fold(&self, update: BTreeMap<ObjectKey, ObjectNames>, planned: Option<&BTreeSet<String>>) -> bool {
+        let changed = self
+            .latest
+            .send_if_modified(|latest| Arc::make_mut(latest).fold(update, planned));
+        if changed {
+            self.version.fetch_add(1, std::sync::atomic::Ordering::Release);
+        }
+        changed
+    }
+
+    /// Increases each time the outcomes change; read it before [`NameBook::latest`].
+    pub fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Replaces the outcomes with `statuses` (a union made elsewhere); wakes readers only if they differ.
+    pub(crate) fn replace(&self, statuses: NameStatuses) {
         self.latest.send_if_modified(|latest| {
-            let mut next = NameStatuses::clone(latest);
-            next.fold(update, planned);
-            let changed = next != **latest;
+            let changed = **latest != statuses;
             if changed {
-                *latest = Arc::new(next);
+                *latest = Arc::new(statuses);
+                self.version.fetch_add(1, std::sync::atomic::Ordering::Release);
             }
             changed
         });
@@ -944,5 +1094,116 @@ mod tests {
         let planned = BTreeSet::from(["a.example.org".to_string(), "b.example.org".to_string()]);
         book.fold(BTreeMap::new(), Some(&planned));
         assert!(book.latest().is_empty());
+    }
+
+    fn one(name: &str, state: NameState) -> ObjectNames {
+        ObjectNames {
+            uid: None,
+            names: vec![NameOutcome {
+                name: name.into(),
+                record_type: "A".into(),
+                set_identifier: String::new(),
+                state,
+            }],
+        }
+    }
+
+    /// The book after folds, and the book built afresh from its objects: the same objects, index and
+    /// (non-zero) counts.
+    fn assert_consistent(book: &NameStatuses) {
+        let fresh: NameStatuses = book.iter().map(|(k, n)| (k.clone(), n.clone())).collect();
+        assert_eq!(fresh.objects, book.objects);
+        assert_eq!(fresh.by_name, book.by_name);
+        assert_eq!(fresh.nameless, book.nameless);
+        let nonzero = |b: &NameStatuses| b.counts().filter(|c| c.2 > 0).collect::<Vec<_>>();
+        assert_eq!(nonzero(&fresh), nonzero(book));
+    }
+
+    #[test]
+    fn an_incremental_fold_leaves_the_objects_it_does_not_touch_shared_and_counts_follow() {
+        let mut book = NameStatuses::default();
+        let full: BTreeMap<ObjectKey, ObjectNames> = (0..100)
+            .map(|i| {
+                (
+                    svc(&format!("s{i}")),
+                    one(&format!("s{i}.example.org"), NameState::Pending),
+                )
+            })
+            .collect();
+        assert!(book.fold(full, None));
+        let before: Vec<Arc<ObjectNames>> = book.objects.values().cloned().collect();
+        let count = |b: &NameStatuses, r: Reason| {
+            b.counts()
+                .find(|c| c.0 == ResourceKind::Service && c.1 == r)
+                .map_or(0, |c| c.2)
+        };
+        assert_eq!(count(&book, Reason::Pending), 100);
+        // One name planned: its object's outcome replaced, the 99 others the very same allocations.
+        let planned = BTreeSet::from(["s7.example.org".to_string()]);
+        let published = NameState::Published {
+            provider: "p".into(),
+            zone: None,
+        };
+        let update = BTreeMap::from([(svc("s7"), one("s7.example.org", published.clone()))]);
+        assert!(book.fold(update.clone(), Some(&planned)));
+        let shared = book
+            .objects
+            .values()
+            .zip(&before)
+            .filter(|(a, b)| Arc::ptr_eq(a, b))
+            .count();
+        assert_eq!(shared, 99);
+        assert_eq!(
+            (count(&book, Reason::Pending), count(&book, Reason::Published)),
+            (99, 1)
+        );
+        // The same again changes nothing.
+        assert!(!book.fold(update, Some(&planned)));
+        // A failed object without records (nameless), then the name of another object deleted.
+        let mut failed = one("", NameState::Held { why: "bad".into() });
+        failed.names[0].record_type = String::new();
+        book.fold(BTreeMap::from([(svc("new"), failed)]), Some(&BTreeSet::new()));
+        assert_eq!(count(&book, Reason::Held), 1);
+        assert_consistent(&book);
+        let planned = BTreeSet::from(["s3.example.org".to_string()]);
+        assert!(book.fold(BTreeMap::new(), Some(&planned)));
+        assert!(book.get(&svc("s3")).is_none());
+        assert!(
+            book.get(&svc("new")).is_none(),
+            "a nameless outcome lasts one sync, as the sync reports it afresh"
+        );
+        assert_eq!(count(&book, Reason::Held), 0, "the series stays, at zero");
+        assert_eq!(count(&book, Reason::Pending), 98);
+        assert_consistent(&book);
+        // A full sync replaces it all.
+        assert!(book.fold(BTreeMap::from([(svc("s1"), one("s1.example.org", published))]), None));
+        assert_eq!(book.len(), 1);
+        assert_consistent(&book);
+    }
+
+    #[test]
+    fn a_fold_while_a_reader_holds_the_book_leaves_the_reader_its_copy() {
+        let book = NameBook::default();
+        book.fold(
+            BTreeMap::from([(svc("a"), one("a.example.org", NameState::Pending))]),
+            None,
+        );
+        let held = book.latest();
+        let planned = BTreeSet::from(["a.example.org".to_string()]);
+        let update = BTreeMap::from([(
+            svc("a"),
+            one(
+                "a.example.org",
+                NameState::Filtered {
+                    flag: "--domain-filter",
+                },
+            ),
+        )]);
+        assert!(book.fold(update, Some(&planned)));
+        assert_eq!(held.get(&svc("a")).and_then(ObjectNames::reason), Some(Reason::Pending));
+        assert_eq!(
+            book.latest().get(&svc("a")).and_then(ObjectNames::reason),
+            Some(Reason::Filtered)
+        );
     }
 }

@@ -62,6 +62,9 @@ pub struct Options {
     /// The CRD-kinds variant instead of the benchmark (`--crd-kinds on`): extdns alone, without and with
     /// the projects' CRDs and sources (src/scale_crd_kinds.rs).
     pub crd_kinds: bool,
+    /// `--status-updates on`: extdns writes each Service's status (issue 48); the report adds its status
+    /// writes a second during each stream beside the change → DNS latency, which must not move.
+    pub status_updates: bool,
 }
 
 impl Default for Options {
@@ -75,12 +78,14 @@ impl Default for Options {
             watch_list: true,
             report: PathBuf::from("target/bench-scale.md"),
             crd_kinds: false,
+            status_updates: false,
         }
     }
 }
 
 impl Options {
-    /// `--services N --pods M --changes K --idle SECONDS --watch-list on|off --report FILE`, each optional.
+    /// `--services N --pods M --changes K --idle SECONDS --watch-list on|off --status-updates on|off
+    /// --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
         let load: fn(&mut Options) -> [&mut usize; 2] = |o| [&mut o.services, &mut o.pods];
@@ -95,6 +100,13 @@ impl Options {
                         "on" => true,
                         "off" => false,
                         other => bail!("scale: --crd-kinds {other}: on or off"),
+                    }
+                }
+                "--status-updates" => {
+                    o.status_updates = match value.as_str() {
+                        "on" => true,
+                        "off" => false,
+                        other => bail!("scale: --status-updates {other}: on or off"),
                     }
                 }
                 "--watch-list" => {
@@ -488,6 +500,18 @@ struct Figures {
     streams: [Stream; 2],
     /// WatchList on, then off.
     alone: [Alone; 2],
+    /// With `--status-updates on`: extdns's status writes (server-side applies of a status, from the audit
+    /// log) during each stream and the spacing after it, and that time.
+    status_writes: [Option<(f64, Duration)>; 2],
+}
+
+/// extdns's status writes in the audit log so far: patches of a `status` subresource.
+fn status_writes(audit: &Path) -> Result<usize> {
+    let [ours, _] = requests_by(audit, &|event| {
+        let status = event["verb"] == "patch" && event["objectRef"]["subresource"] == "status";
+        if status { "status" } else { "other" }.to_string()
+    })?;
+    Ok(ours.get("status").copied().unwrap_or(0))
 }
 
 /// The rates of the streams, changes a second.
@@ -602,6 +626,9 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
         run.owner = "scale";
         if *which == Which::Extdns {
             run.metrics_port = Some(extdns_metrics);
+            if opts.status_updates {
+                run = run.flag("--status-updates=true");
+            }
         }
         for f in FLAGS {
             run = run.flag(f);
@@ -707,10 +734,14 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
                 opts.stream.as_secs()
             );
             let before = writes_total(extdns_metrics)?;
+            let status_before = status_writes(&audit)?;
             let began = Instant::now();
             let seen = stream(kube, &servers, &targets, *rate, 4 + s as u32)?;
             let length = began.elapsed();
             let writes = writes_total(extdns_metrics)? - before;
+            // What the writer still had queued lands after the stream: counted while the spacing passes.
+            std::thread::sleep(SPACING);
+            let status = status_writes(&audit)? - status_before;
             for (i, f) in figures.iter_mut().enumerate() {
                 f.streams[s] = seen[i].clone();
             }
@@ -729,7 +760,13 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
                 );
             }
             eprintln!("scale: extdns wrote {writes} times in {length:?}");
-            std::thread::sleep(SPACING);
+            if opts.status_updates {
+                figures[0].status_writes[s] = Some((status as f64, length + SPACING));
+                eprintln!(
+                    "scale: extdns wrote {status} statuses for the {} changes",
+                    targets.len()
+                );
+            }
         }
     }
     sample(&mut figures, &procs, 2)?;
@@ -944,6 +981,13 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
             1,
         ),
         (
+            "status writes a second during the 10/s stream and the pause after it (--status-updates on; 5/s bucket)"
+                .into(),
+            each(&|f| f.status_writes[1].map(|(w, d)| w / d.as_secs_f64().max(1e-9))),
+            "",
+            1,
+        ),
+        (
             format!("burst of {burst} target updates → all answer (from the last write)"),
             each(&|f| secs(f.burst)),
             "s",
@@ -1011,7 +1055,7 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         "{} Services ({} LoadBalancer, {headless} headless behind EndpointSlices) and {} Pods in {NAMESPACES} \
          namespaces: {objects} objects loaded in {:.1} s ({:.0} objects/s, {CONCURRENCY} in flight).\n\
          Both controllers: `--source=service {}`, RFC2136 to a BIND server each, TXT registry, `--policy=sync`, \
-         defaults otherwise; first each alone on a freshly restarted kube-apiserver (WatchList on, then off), then \
+         defaults otherwise{}; first each alone on a freshly restarted kube-apiserver (WatchList on, then off), then \
          started together (WatchList {}).\n",
         opts.services,
         opts.services - headless,
@@ -1019,6 +1063,11 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         load.as_secs_f64(),
         objects as f64 / load.as_secs_f64().max(0.001),
         FLAGS.join(" "),
+        if opts.status_updates {
+            " (extdns with `--status-updates=true`)"
+        } else {
+            ""
+        },
         if opts.watch_list { "on" } else { "off" },
     );
     comparison(&mut out, ["extdns", "external-dns v0.23.0"], rows);

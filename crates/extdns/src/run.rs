@@ -26,9 +26,9 @@ pub const ONCE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
 /// `--status-updates`' steady rate of writes per second and its burst: a first sync of thousands of
 /// objects spreads its statuses over minutes rather than loading the API server, and a change of a few
 /// objects is written at once.
-const STATUS_QPS: f64 = 5.0;
+pub(crate) const STATUS_QPS: f64 = 5.0;
 /// See [`STATUS_QPS`].
-const STATUS_BURST: u32 = 50;
+pub(crate) const STATUS_BURST: u32 = 50;
 
 /// The version `build_info` reports.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -70,7 +70,11 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     controller = controller.with_provider_name(settings.provider.name());
     let status_writer = match (&settings.cluster, settings.status_updates && !settings.once) {
         (ClusterSettings::ApiServer(kube), true) => {
-            let api = KubeStatusApi::new(kube_client(kube).await?, kube.live.overrides.clone());
+            let api = KubeStatusApi::new(
+                kube_client(kube).await?,
+                kube.live.overrides.clone(),
+                controller.cluster(),
+            );
             let is_leader = Arc::new(move || leading.is_leader());
             let writer = StatusWriter::new(Arc::new(api), is_leader, TokenBucket::new(STATUS_QPS, STATUS_BURST));
             Some(tokio::spawn(writer.run(metrics.names().clone(), shutdown.clone())))
@@ -92,7 +96,8 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
                 overrides,
                 settings.sources.crd.clone(),
                 settings.controller.plan.clone(),
-            );
+            )
+            .with_names(metrics.names().clone());
             controller = controller.with_status(Arc::new(sink));
         }
     }

@@ -19,7 +19,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_controller::{StatusSink, SyncStatus};
+use extdns_controller::{NameBook, NameState, ObjectNames, StatusSink, SyncStatus};
 use extdns_informer::view::{DnsEndpoint, DnsEndpointCondition};
 use extdns_informer::{ClusterStore, KindOverrides, ObjectKey, ResourceKind, Uid};
 use extdns_plan::PlanConfig;
@@ -35,6 +35,9 @@ pub struct CrdStatus {
     resource: ApiResource,
     config: CrdSourceConfig,
     plan: PlanConfig,
+    /// Each name's outcome ([`NameBook`]), for what PR #6609 has no reason for: a name another object or
+    /// owner holds (`Ready` `Conflict`), and the provider's own words for a refusal.
+    names: Option<NameBook>,
 }
 
 impl CrdStatus {
@@ -47,7 +50,14 @@ impl CrdStatus {
             resource: overrides.api_resource(ResourceKind::DnsEndpoint),
             config,
             plan,
+            names: None,
         }
+    }
+
+    /// Reads each object's names' outcomes from `book` (the controller folds them in before it reports).
+    pub fn with_names(mut self, book: NameBook) -> Self {
+        self.names = Some(book);
+        self
     }
 
     /// Writes `conditions` on `o`, unless the object read is not the one of uid `uid` (the view's).
@@ -105,6 +115,19 @@ impl CrdStatus {
 /// its records, `Filtered` when a valid entry is one the plan leaves alone (outside the domain filter, or
 /// of a type not managed), else `Programmed`.
 pub fn conditions(o: &DnsEndpoint, status: &SyncStatus, plan: &PlanConfig) -> Vec<DnsEndpointCondition> {
+    conditions_with(o, status, plan, None)
+}
+
+/// [`conditions`], told by the object's names' outcomes (`names`) what PR #6609 has no reason for:
+/// `Ready` is `Conflict` (after `Invalid` and `Failed`) when another object or owner holds one of its
+/// names, naming them; `Failed` while the provider's refusal of one of its names stands (not only in the
+/// sync that was refused), with the provider's error.
+pub fn conditions_with(
+    o: &DnsEndpoint,
+    status: &SyncStatus,
+    plan: &PlanConfig,
+    names: Option<&ObjectNames>,
+) -> Vec<DnsEndpointCondition> {
     let (endpoints, invalid) = object_endpoints(o);
     let key = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
     let cond = |type_: &str, ok: bool, reason: &str, message: String| DnsEndpointCondition {
@@ -133,15 +156,21 @@ pub fn conditions(o: &DnsEndpoint, status: &SyncStatus, plan: &PlanConfig) -> Ve
         .collect();
     // An object with skipped entries fails in part (their records are held); it is ready when the rest is.
     let failed_whole = status.failed.contains(&key) && invalid.is_empty();
+    // The book keeps an outcome until a sync plans its name again; this sync's own refusals may be of
+    // other objects.
+    let conflicts = said(names, |s| matches!(s, NameState::Conflict { .. }));
+    let refused = said(names, |s| matches!(s, NameState::Refused { .. }));
     let ready = if failed_whole || (endpoints.is_empty() && !invalid.is_empty()) {
         cond("Ready", false, "Invalid", "no entry can be published".into())
-    } else if status.errored.contains(&key) {
-        cond(
-            "Ready",
-            false,
-            "Failed",
-            "the provider refused a change of its records".into(),
-        )
+    } else if status.errored.contains(&key) || !refused.is_empty() {
+        let message = if refused.is_empty() {
+            "the provider refused a change of its records".to_string()
+        } else {
+            refused
+        };
+        cond("Ready", false, "Failed", message)
+    } else if !conflicts.is_empty() {
+        cond("Ready", false, "Conflict", format!("not published: {conflicts}"))
     } else if endpoints.is_empty() {
         cond("Ready", false, "Filtered", "no records to publish".into())
     } else if !filtered.is_empty() {
@@ -155,6 +184,17 @@ pub fn conditions(o: &DnsEndpoint, status: &SyncStatus, plan: &PlanConfig) -> Ve
         cond("Ready", true, "Programmed", "its records are published".into())
     };
     vec![accepted, ready]
+}
+
+/// The names of `names` whose state `pick` takes, each with what it says, `; `-separated.
+fn said(names: Option<&ObjectNames>, pick: impl Fn(&NameState) -> bool) -> String {
+    let parts: Vec<String> = names
+        .into_iter()
+        .flat_map(|n| &n.names)
+        .filter(|n| pick(&n.state))
+        .map(|n| format!("{} {}: {}", n.name, n.record_type, n.state))
+        .collect();
+    extdns_controller::truncate_note(parts.join("; "))
 }
 
 fn describe(invalid: &[InvalidEntry]) -> String {
@@ -195,6 +235,7 @@ impl StatusSink for CrdStatus {
         let resource = cluster
             .watched_at(ResourceKind::DnsEndpoint)
             .unwrap_or_else(|| self.resource.clone());
+        let book = self.names.as_ref().map(NameBook::latest);
         for o in cluster.dns_endpoints() {
             if !self.config.admits(&o) {
                 continue;
@@ -205,7 +246,8 @@ impl StatusSink for CrdStatus {
                 debug!(namespace = %o.meta.namespace, name = %o.meta.name, "DNSEndpoint made again since the sync; status left to the next sync");
                 continue;
             }
-            let wanted = conditions(&o, &status, &self.plan);
+            let names = book.as_ref().and_then(|b| b.get(&key));
+            let wanted = conditions_with(&o, &status, &self.plan, names);
             if !needs_write(&o, &wanted) {
                 continue;
             }
@@ -263,6 +305,48 @@ mod tests {
     ) {
         assert_eq!(reasons(c), expected);
         assert!(c[index].message.contains(message), "{}", c[index].message);
+    }
+
+    #[test]
+    fn the_names_outcomes_tell_a_conflict_and_the_providers_words() {
+        use extdns_controller::{NameOutcome, Party};
+
+        let ok = object(vec![entry("192.0.2.1")], 1, None);
+        let plan = PlanConfig::default();
+        let names = |state: NameState| ObjectNames {
+            uid: None,
+            names: vec![NameOutcome {
+                name: "web.example.org".into(),
+                record_type: "A".into(),
+                set_identifier: String::new(),
+                state,
+            }],
+        };
+        let conflict = names(NameState::Conflict {
+            with: Party::Object("service/ns/web".into()),
+        });
+        let c = conditions_with(&ok, &SyncStatus::default(), &plan, Some(&conflict));
+        assert_conditions(
+            &c,
+            [("Accepted", "True", "Accepted"), ("Ready", "False", "Conflict")],
+            (1, "web.example.org A: held by object service/ns/web"),
+        );
+        let mut refused = SyncStatus::default();
+        refused
+            .errored
+            .insert(ObjectKey::new(ResourceKind::DnsEndpoint, "ns", "web"));
+        let said = names(NameState::Refused {
+            error: "REFUSED".into(),
+        });
+        let c = conditions_with(&ok, &refused, &plan, Some(&said));
+        assert_conditions(
+            &c,
+            [("Accepted", "True", "Accepted"), ("Ready", "False", "Failed")],
+            (1, "refused by the provider: REFUSED"),
+        );
+        // A later sync of other objects: the refusal stands until the name is planned again.
+        let c = conditions_with(&ok, &SyncStatus::default(), &plan, Some(&said));
+        assert_eq!(reasons(&c)[1], ("Ready", "False", "Failed"));
     }
 
     #[test]

@@ -20,6 +20,10 @@
 //! latest outcome); a follower writes nothing and forgets what it wrote, so a replica that leads again
 //! writes every outcome once. The object's uid, when the sync saw one, goes into the apply as a
 //! precondition: an object made again under the same name since is left to the next sync.
+//!
+//! Each kind is written at the version the live view watches it at (discovery found it, and finds it
+//! again when the served version changes), so a 404 means the object is gone: its write is dropped, not
+//! retried, until the object's outcome changes again.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,7 +31,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_controller::{CancellationToken, NameBook, NameStatuses, ObjectNames, Reason, truncate_note};
-use extdns_informer::{ApiResourceOf, KindOverrides, ObjectKey, ResourceKind, Uid};
+use extdns_informer::{Cluster, KindOverrides, ObjectKey, ResourceKind, Uid};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
@@ -207,12 +211,6 @@ pub enum StatusWriteError {
         /// What the client said.
         source: kube::Error,
     },
-    /// The kind has no version to write it at (an empty row: never in the table).
-    #[error("cannot write the status of {object}: its kind has no version extdns reads")]
-    NoVersion {
-        /// The object.
-        object: ObjectKey,
-    },
 }
 
 impl StatusWriteError {
@@ -224,7 +222,19 @@ impl StatusWriteError {
                 source: kube::Error::Api(status),
                 ..
             } => status.code == 403,
-            StatusWriteError::Api { .. } | StatusWriteError::NoVersion { .. } => false,
+            StatusWriteError::Api { .. } => false,
+        }
+    }
+
+    /// Whether the object the outcome was for is gone: deleted (404, at the version the view watches) or
+    /// made again under its name (409, the uid precondition). The next sync's outcome is the new object's.
+    pub fn is_gone(&self) -> bool {
+        match self {
+            StatusWriteError::Api {
+                source: kube::Error::Api(status),
+                ..
+            } => status.code == 404 || status.code == 409,
+            StatusWriteError::Api { .. } => false,
         }
     }
 }
@@ -248,70 +258,28 @@ pub trait StatusApi: Send + Sync {
 pub struct KubeStatusApi {
     client: kube::Client,
     overrides: KindOverrides,
-    /// The version each kind was last written at: a cluster may serve a kind at another of the versions
-    /// extdns reads than the table prefers (TCPRoute at v1alpha2 on Gateway API's experimental channel).
-    served: std::sync::Mutex<BTreeMap<ResourceKind, ApiResource>>,
+    /// The live view, whose watchers know the version each kind is served at.
+    cluster: Arc<dyn Cluster>,
 }
 
 impl KubeStatusApi {
-    /// Writes with `client`, each kind where configuration (`overrides`) put it.
-    pub fn new(client: kube::Client, overrides: KindOverrides) -> Self {
+    /// Writes with `client`, each kind where `cluster`'s watchers found it served, else where
+    /// configuration (`overrides`) puts it.
+    pub fn new(client: kube::Client, overrides: KindOverrides, cluster: Arc<dyn Cluster>) -> Self {
         KubeStatusApi {
             client,
             overrides,
-            served: std::sync::Mutex::new(BTreeMap::new()),
+            cluster,
         }
     }
 
-    /// Where `kind` may be written, most likely first: as configured when it is, else the version that
-    /// worked last, then every version extdns reads the kind at.
-    fn candidates(&self, kind: ResourceKind) -> Vec<ApiResource> {
-        if let Some(configured) = self.overrides.get(kind) {
-            return vec![configured.clone()];
-        }
-        let spec = kind.spec();
-        let mut out: Vec<ApiResource> = self
-            .served
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&kind)
-            .cloned()
-            .into_iter()
-            .collect();
-        for version in spec.versions {
-            let resource = spec.api_resource(version);
-            if !out.iter().any(|r| r.api_version == resource.api_version) {
-                out.push(resource);
-            }
-        }
-        out
-    }
-
-    async fn write_at(
-        &self,
-        resource: &ApiResource,
-        key: &ObjectKey,
-        uid: Option<Uid>,
-        mechanism: Mechanism,
-        status: &ObjectStatus,
-        since: &str,
-    ) -> Result<(), kube::Error> {
-        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &key.namespace, resource);
-        // Forced: the condition type and the annotation are ours alone; another manager that set them
-        // (an older extdns of another name) gives them up.
-        let params = PatchParams::apply(FIELD_MANAGER).force();
-        match mechanism {
-            Mechanism::Condition => {
-                let patch = condition_patch(&resource.api_version, key, uid, status, since);
-                api.patch_status(&key.name, &params, &Patch::Apply(&patch))
-                    .await
-                    .map(|_| ())
-            }
-            Mechanism::Annotation => {
-                let patch = annotation_patch(&resource.api_version, &resource.kind, key, uid, status);
-                api.patch(&key.name, &params, &Patch::Apply(&patch)).await.map(|_| ())
-            }
-        }
+    /// Where `kind` is written: where the view watches it (the version and plural discovery found), else
+    /// (not watched yet) as configured or the table's first version.
+    fn resource(&self, kind: ResourceKind) -> ApiResource {
+        self.cluster
+            .store()
+            .watched_at(kind)
+            .unwrap_or_else(|| self.overrides.api_resource(kind))
     }
 }
 
@@ -325,32 +293,24 @@ impl StatusApi for KubeStatusApi {
         status: &ObjectStatus,
         since: &str,
     ) -> Result<(), StatusWriteError> {
-        let mut last = None;
-        for resource in self.candidates(key.kind) {
-            match self.write_at(&resource, key, uid, mechanism, status, since).await {
-                Ok(()) => {
-                    self.served
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .insert(key.kind, resource);
-                    return Ok(());
-                }
-                // Not served at this version (or the object is gone): the next version may be the served one.
-                Err(kube::Error::Api(status)) if status.code == 404 => last = Some(kube::Error::Api(status)),
-                Err(source) => {
-                    return Err(StatusWriteError::Api {
-                        object: key.clone(),
-                        source,
-                    });
-                }
+        let resource = self.resource(key.kind);
+        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &key.namespace, &resource);
+        // Forced: the condition type and the annotation are ours alone; another manager that set them
+        // (an older extdns of another name) gives them up.
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        let written = match mechanism {
+            Mechanism::Condition => {
+                let patch = condition_patch(&resource.api_version, key, uid, status, since);
+                api.patch_status(&key.name, &params, &Patch::Apply(&patch)).await
             }
-        }
-        Err(match last {
-            Some(source) => StatusWriteError::Api {
-                object: key.clone(),
-                source,
-            },
-            None => StatusWriteError::NoVersion { object: key.clone() },
+            Mechanism::Annotation => {
+                let patch = annotation_patch(&resource.api_version, &resource.kind, key, uid, status);
+                api.patch(&key.name, &params, &Patch::Apply(&patch)).await
+            }
+        };
+        written.map(|_| ()).map_err(|source| StatusWriteError::Api {
+            object: key.clone(),
+            source,
         })
     }
 }
@@ -370,6 +330,9 @@ pub struct StatusWriter {
     written: BTreeMap<ObjectKey, Written>,
     /// What changed and is not written yet, with the object's uid: the latest outcome only.
     pending: BTreeMap<ObjectKey, (Option<Uid>, ObjectStatus)>,
+    /// Outcomes whose object was gone when written (404, 409): not queued again while the book says the
+    /// same of it, so a deleted object is written once, not at every retry, until the sync drops it.
+    gone: BTreeMap<ObjectKey, (Option<Uid>, ObjectStatus)>,
     /// Kinds (per namespace: RBAC is often granted per namespace) whose writes were forbidden (403), left
     /// alone until then.
     forbidden: BTreeMap<(ResourceKind, String), Instant>,
@@ -387,6 +350,7 @@ impl StatusWriter {
             bucket,
             written: BTreeMap::new(),
             pending: BTreeMap::new(),
+            gone: BTreeMap::new(),
             forbidden: BTreeMap::new(),
             told_forbidden: std::collections::BTreeSet::new(),
         }
@@ -400,14 +364,20 @@ impl StatusWriter {
             let Some(_) = mechanism(key.kind) else { continue };
             let Some(status) = status_of(names) else { continue };
             seen.insert(key.clone(), ());
-            if self.written.get(key).is_some_and(|w| w.status == status) {
+            let was_gone = self
+                .gone
+                .get(key)
+                .is_some_and(|(uid, gone)| *uid == names.uid && *gone == status);
+            if was_gone || self.written.get(key).is_some_and(|w| w.status == status) {
                 self.pending.remove(key);
             } else {
+                self.gone.remove(key);
                 self.pending.insert(key.clone(), (names.uid, status));
             }
         }
         self.written.retain(|k, _| seen.contains_key(k));
         self.pending.retain(|k, _| seen.contains_key(k));
+        self.gone.retain(|k, _| seen.contains_key(k));
     }
 
     /// Writes what is pending while the bucket has tokens; returns when it should be called again (`None`:
@@ -445,6 +415,11 @@ impl StatusWriter {
                 Ok(()) => {
                     debug!(object = %key, reason = status.reason.as_str(), "status written");
                     self.written.insert(key, Written { status, since });
+                }
+                Err(e) if e.is_gone() => {
+                    debug!(object = %key, error = %e, "status not written: the object is gone; dropped");
+                    self.written.remove(&key);
+                    self.gone.insert(key, (uid, status));
                 }
                 Err(e) if e.is_forbidden() => {
                     if self.told_forbidden.insert(key.kind) {
@@ -645,11 +620,30 @@ mod tests {
         assert_eq!(total, 51);
     }
 
-    /// external-dns's RBAC grants no `patch`: Services' writes are refused with 403.
-    struct ForbidsServices(Recorded, Mutex<usize>);
+    /// Every write of a Service fails with the status `code(n)` gives its `n`th try (external-dns's RBAC
+    /// grants no `patch`: 403; the object gone: 404, or 409 once made again); other kinds' are recorded.
+    struct FailsServices {
+        ok: Recorded,
+        tries: Mutex<usize>,
+        code: fn(usize) -> u16,
+    }
+
+    impl FailsServices {
+        fn new(code: fn(usize) -> u16) -> Arc<Self> {
+            Arc::new(FailsServices {
+                ok: Recorded::default(),
+                tries: Mutex::new(0),
+                code,
+            })
+        }
+
+        fn tries(&self) -> usize {
+            *self.tries.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+    }
 
     #[async_trait]
-    impl StatusApi for ForbidsServices {
+    impl StatusApi for FailsServices {
         async fn write(
             &self,
             key: &ObjectKey,
@@ -659,26 +653,27 @@ mod tests {
             since: &str,
         ) -> Result<(), StatusWriteError> {
             if key.kind == ResourceKind::Service {
-                *self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
-                let status = kube::core::Status::failure("services/status is forbidden", "Forbidden").with_code(403);
+                let mut tries = self.tries.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                *tries += 1;
+                let status = kube::core::Status::failure("refused", "Refused").with_code((self.code)(*tries));
                 return Err(StatusWriteError::Api {
                     object: key.clone(),
                     source: kube::Error::Api(Box::new(status)),
                 });
             }
-            self.0.write(key, uid, mechanism, status, since).await
+            self.ok.write(key, uid, mechanism, status, since).await
         }
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_forbidden_kind_is_tried_once_per_pause_and_the_other_kinds_are_written() {
-        let api = Arc::new(ForbidsServices(Recorded::default(), Mutex::new(0)));
+        let api = FailsServices::new(|_| 403);
         let mut w = StatusWriter::new(api.clone(), Arc::new(|| true), TokenBucket::new(100.0, 100));
         w.consider(&statuses(20, published()));
         let next = w.drain(Instant::now()).await;
-        let refused = || *api.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let refused = || api.tries();
         assert_eq!(refused(), 1, "one refused Service, not twenty");
-        assert_eq!(api.0.take().len(), 1, "the Ingress is still written");
+        assert_eq!(api.ok.take().len(), 1, "the Ingress is still written");
         // Only the Services wait: the writer sleeps until the pause ends, not in a busy loop.
         let start = Instant::now();
         assert_eq!(next, Some(start + RETRY_EVERY), "the failure is retried later");
@@ -688,6 +683,31 @@ mod tests {
         tokio::time::advance(FORBIDDEN_PAUSE).await;
         w.drain(Instant::now()).await;
         assert_eq!(refused(), 2, "one try after the pause");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_gone_object_is_dropped_not_retried_until_its_outcome_changes() {
+        let api = FailsServices::new(|n| if n.is_multiple_of(2) { 409 } else { 404 });
+        let mut w = StatusWriter::new(api.clone(), Arc::new(|| true), TokenBucket::new(100.0, 100));
+        let tries = || api.tries();
+        w.consider(&statuses(2, published()));
+        assert_eq!(w.drain(Instant::now()).await, None, "nothing left to retry");
+        assert_eq!(
+            (tries(), api.ok.take().len()),
+            (2, 1),
+            "each Service tried once, the Ingress written"
+        );
+        // Later syncs still list them (the deletion not seen yet) with the same outcome: not tried again.
+        for _ in 0..3 {
+            tokio::time::advance(RETRY_EVERY).await;
+            w.consider(&statuses(2, published()));
+            assert_eq!(w.drain(Instant::now()).await, None);
+        }
+        assert_eq!(tries(), 2);
+        // A new outcome (the object back, say): tried again.
+        w.consider(&statuses(2, NameState::Pending));
+        w.drain(Instant::now()).await;
+        assert_eq!(tries(), 4);
     }
 
     #[tokio::test(start_paused = true)]

@@ -52,6 +52,8 @@ pub mod status;
 // --- shared names across two clusters (issue 47) ---
 pub mod owners;
 pub mod shared_names;
+// --- status on every kind users write (issue 48) ---
+pub mod status_kinds;
 
 /// What every scenario gets.
 pub struct Ctx {
@@ -401,5 +403,12 @@ pub const ALL: &[Scenario] = &[
         about: "shared-names' core on the strict Route53 fake (moto's loses concurrent writes): two kube-apiservers, an extdns each: the union, a Service deleted removes only its target, kill -9 removes the dead cluster's target after the TTL and not before (time printed), the restart takes it back",
         default: true,
         run: shared_names::route53,
+    },
+    // --- status on every kind users write, through every state (issue 48) ---
+    Scenario {
+        name: "status-kinds",
+        about: "--status-updates on a Service, an Ingress, an HTTPRoute and a DNSEndpoint (externaldns.nginx.org, PR #6609 conditions), each published, filtered, conflicting with another object and refused by BIND's update-policy, the Service and the DNSEndpoint held, each back to published; kubectl get and /summary show the refusals",
+        default: true,
+        run: status_kinds::run,
     },
 ];

@@ -27,7 +27,7 @@ const CONDITION: &str = "externaldns.k8s.io/Published";
 const ANNOTATION: &str = "externaldns.k8s.io/status";
 const GATEWAY_ADDRESS: &str = "203.0.113.49";
 
-fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
+pub(super) fn resource(api_version: &str, kind: &str, plural: &str) -> ApiResource {
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     ApiResource {
         group: group.to_string(),
@@ -45,8 +45,19 @@ fn get(kube: &Kube, ns: &str, r: &ApiResource, name: &str) -> Result<Option<Valu
     Ok(found.map(serde_json::to_value).transpose()?)
 }
 
-/// The reason and message our condition or annotation shows on `object`.
+/// The reason and message our condition or annotation shows on `object`; on a DNSEndpoint, its `Ready`
+/// condition's (PR #6609's names).
 fn shown(object: &Value) -> Option<(String, String)> {
+    if object["kind"] == "DNSEndpoint" {
+        let ready = object["status"]["conditions"]
+            .as_array()?
+            .iter()
+            .find(|c| c["type"] == "Ready")?;
+        return Some((
+            ready["reason"].as_str()?.to_string(),
+            ready["message"].as_str().unwrap_or_default().to_string(),
+        ));
+    }
     if let Some(c) = object["status"]["conditions"]
         .as_array()
         .and_then(|c| c.iter().find(|c| c["type"] == CONDITION))
@@ -67,7 +78,7 @@ fn shown(object: &Value) -> Option<(String, String)> {
 }
 
 /// Waits until `name` shows `reason` with a message containing `message_has`; returns the object.
-fn until_shows(
+pub(super) fn until_shows(
     ctx: &Ctx,
     extdns: &mut crate::proc::Proc,
     ns: &str,

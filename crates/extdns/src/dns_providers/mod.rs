@@ -22,10 +22,15 @@ use tracing::info;
 
 use crate::events::KubeEvents;
 use crate::providers::build_pooled_provider;
-use crate::run::{REVISION, VERSION, kube_client, spawn_signal_handler};
+use crate::run::{REVISION, STATUS_BURST, STATUS_QPS, VERSION, kube_client, spawn_signal_handler};
 use crate::settings::ProviderSettings;
 use crate::settings::fleet::FleetSettings;
+use extdns_kube_sinks::object_status::{KubeStatusApi, StatusWriter, TokenBucket};
 use extdns_provider::budget::PacerPool;
+
+/// How often the root's book is made again from the providers' (when one changed): a status a second
+/// late is on time, and the look costs a counter read per provider.
+const NAMES_MERGE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs the providers of the provider objects until SIGTERM.
 pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
@@ -34,7 +39,7 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
     let client = kube_client(&fleet.kube).await?;
     let pipeline = crate::wiring::build_pipeline(&fleet.sources)?;
     let live = extdns_wiring::live_options(&fleet.kube, &pipeline);
-    let cluster = LiveCluster::start(client.clone(), &pipeline.watched_kinds(), live)?;
+    let cluster = Arc::new(LiveCluster::start(client.clone(), &pipeline.watched_kinds(), live)?);
     let mut root = Metrics::for_providers(VERSION, REVISION);
     let forbidden = Forbidden::register(&mut root);
     let root = Arc::new(root);
@@ -59,9 +64,22 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
         "extdns starting: providers from DNSProvider and ClusterDNSProvider objects"
     );
     let server = start_metrics_server(&fleet.metrics_address, root.clone(), shutdown.clone()).await?;
+    // Each provider's controller folds its names into its own book; `/summary` and the status writer read
+    // the root's, their union.
+    tokio::spawn(root.clone().merge_children_names(NAMES_MERGE_EVERY, shutdown.clone()));
+    if fleet.status_updates {
+        let api = KubeStatusApi::new(client.clone(), fleet.kube.live.overrides.clone(), cluster.clone());
+        let lead = leadership.clone();
+        let writer = StatusWriter::new(
+            Arc::new(api),
+            Arc::new(move || lead.is_leader()),
+            TokenBucket::new(STATUS_QPS, STATUS_BURST),
+        );
+        tokio::spawn(writer.run(root.names().clone(), shutdown.clone()));
+    }
     let factory = Arc::new(Factory {
         fleet: fleet.clone(),
-        fanout: ClusterFanout::new(Arc::new(cluster)),
+        fanout: ClusterFanout::new(cluster.clone()),
         root: root.clone(),
         leadership: leadership.clone(),
         events,
@@ -120,9 +138,11 @@ impl PipelineFactory for Factory {
         let controller =
             crate::run::controller_with_cluster(&settings, self.fanout.subscribe(), provider, metrics.clone())
                 .map_err(|e| invalid(crate::run::flagged(e)))?;
+        // Each name's outcome names the provider object that took it (`team-a/public`).
         let mut controller = controller
             .with_leadership(self.leadership.clone())
-            .with_sync_observer(observer);
+            .with_sync_observer(observer)
+            .with_provider_name(object.id.label());
         if local {
             controller = controller.with_local_provider();
         }

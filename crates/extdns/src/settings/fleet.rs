@@ -29,6 +29,8 @@ pub struct FleetSettings {
     pub events: extdns_controller::EventsConfig,
     /// `--interval`: how often each provider's Secret is read again.
     pub interval: Duration,
+    /// `--status-updates`: one writer for every provider's names, each naming the provider that took it.
+    pub status_updates: bool,
 }
 
 /// The deployment's settings; `args` is its command line as given (program name first).
@@ -71,6 +73,7 @@ pub fn for_plan(flags: &Flags, args: &[OsString]) -> Result<FleetSettings, Valid
         leader,
         events,
         interval: c.interval,
+        status_updates: c.status_updates,
     })
 }
 
