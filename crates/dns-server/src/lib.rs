@@ -41,6 +41,8 @@ pub mod cookie;
 mod guard;
 pub mod rrl;
 pub mod tls;
+// The tail latency: batched UDP I/O.
+mod udp;
 
 pub use config::{Limits, Secondary, ServerConfig, ZoneConfig};
 pub use cookie::{CookieSecret, CookieSecretError};
