@@ -20,9 +20,11 @@ use super::{DnssecConfig, DnssecError};
 /// How far back a signature's inception is put, for validators whose clocks lag ours.
 const INCEPTION_SKEW: u32 = 3_600;
 
-/// The signer of one zone and the signatures of its record sets.
+/// The signer of one zone and the signatures of its record sets. Cloned (the key shared) when a write
+/// changes the signatures of a zone's next snapshot.
+#[derive(Clone)]
 pub struct ZoneSigning {
-    key: Box<dyn SigningKey>,
+    key: std::sync::Arc<dyn SigningKey>,
     key_tag: u16,
     signer_name: Name,
     /// Seconds a new signature is valid for (before the jitter).
@@ -56,7 +58,7 @@ impl ZoneSigning {
     pub fn new(origin: &Name, config: &DnssecConfig) -> Result<ZoneSigning, DnssecError> {
         let dnskey = config.key.dnskey()?;
         Ok(ZoneSigning {
-            key: config.key.signing_key()?,
+            key: config.key.signing_key()?.into(),
             key_tag: dnskey.calculate_key_tag().map_err(DnssecError::Proto)?,
             signer_name: origin.to_lowercase(),
             validity: config.validity_secs.max(2 * INCEPTION_SKEW),
