@@ -512,7 +512,12 @@ impl Zone {
 
     /// Puts a record set in place of the one of its name and type (creating the node and the empty
     /// non-terminals above it); returns the set it replaced.
-    pub(crate) fn put(&mut self, name: &Name, set: RrSet) -> Option<RrSet> {
+    ///
+    /// The zone holds what it serves for as long as it serves it, so every vector is cut to its length
+    /// here: a set's data collected through a `Result` comes with room for four (184 B each), and a
+    /// node's list of sets grows by four; together that was half of the zone's memory.
+    pub(crate) fn put(&mut self, name: &Name, mut set: RrSet) -> Option<RrSet> {
+        set.data.shrink_to_fit();
         let key = LowerName::new(name);
         if !self.nodes.contains_key(&key) {
             self.add_node(name);
@@ -523,6 +528,7 @@ impl Zone {
         let old = match node.rrsets.iter_mut().find(|r| r.record_type == set.record_type) {
             Some(slot) => Some(std::mem::replace(slot, set)),
             None => {
+                node.rrsets.reserve_exact(1);
                 node.rrsets.push(set);
                 None
             }
