@@ -3,6 +3,10 @@
 //! written through the provider as the controller writes it, its heap counted by a counting allocator
 //! (this test binary's alone). The whole process's figure is the benchmark's.
 
+#[allow(
+    dead_code,
+    reason = "this suite takes the zone and endpoint spelling, not the running server"
+)]
 mod common;
 
 use std::alloc::System;

@@ -607,9 +607,9 @@ impl Churn {
                 Ok(())
             }
             Churn::Extdns(file) => {
-                let mut yaml = format!(
-                    "apiVersion: externaldns.k8s.io/v1alpha1\nkind: DNSEndpoint\nmetadata: {{name: churn, namespace: bench}}\nspec:\n  endpoints:\n"
-                );
+                let mut yaml = "apiVersion: externaldns.k8s.io/v1alpha1\nkind: DNSEndpoint\n\
+                                metadata: {name: churn, namespace: bench}\nspec:\n  endpoints:\n"
+                    .to_string();
                 for k in 0..CHURN {
                     let _ = writeln!(
                         yaml,
