@@ -9,8 +9,9 @@
 //!
 //! A request travels: [`DnsServer`] (the sockets: UDP answered in the receive loop, TCP framed per RFC
 //! 7766, with the limits of [`Limits`]) parses it; transfers and signed requests go to the transfer side,
-//! everything else to the answer side, which reads the [`ZoneSet`] under the read lock for the time of one
-//! answer and fits the encoded answer into what the client takes (TC beyond it). A request that does not
+//! everything else to the answer side, which reads the [`ZoneSet`] of the last published snapshot (a
+//! write changes a copy and publishes it whole, so a query never waits for one), and fits the encoded
+//! answer into what the client takes (TC beyond it). A request that does not
 //! parse gets FORMERR when its header is readable and nothing otherwise; a response is never answered.
 //!
 //! ```
@@ -43,6 +44,9 @@ pub mod rrl;
 pub mod tls;
 // Transfers of a signed zone to secondaries.
 mod signed_transfer;
+// The tail latency: batched UDP I/O, and zones copied by shard so queries never wait for a write.
+mod shards;
+mod udp;
 
 pub use config::{Limits, Secondary, ServerConfig, ZoneConfig};
 pub use cookie::{CookieSecret, CookieSecretError};

@@ -1,7 +1,8 @@
 //! The listeners: UDP and TCP on every configured address, answering from the shared [`Zones`].
 //!
-//! UDP is answered in the receive loop itself (a few workers share each socket, one per core): no task per
-//! packet, one input and one output buffer per worker, reused, so a flood costs CPU but never memory. TCP
+//! UDP is answered in the receive loop itself ([`crate::udp`]: a few workers share each socket, one per
+//! core, each reading and sending a batch of datagrams per system call on Linux): no task per packet,
+//! buffers per worker, reused, so a flood costs CPU but never memory. TCP
 //! follows RFC 7766: length-prefixed messages, several per connection answered in order, a connection
 //! closed after [`Limits::tcp_idle`](crate::Limits) without a full message, and at most
 //! [`Limits::tcp_connections`](crate::Limits) open (more are closed as soon as accepted, and counted).
@@ -30,6 +31,7 @@ use crate::guard::{Asker, Guard, GuardCounters};
 use crate::metrics::{AnswerLabels, DropLabels, ServerMetrics, Transport, TransportLabels};
 use crate::tls::{CertStore, TlsError};
 use crate::transfer::{self, Transfers};
+use crate::udp::{self, Datagrams};
 use crate::zones::Zones;
 
 /// Why the server cannot listen. The text names the address.
@@ -126,7 +128,8 @@ impl DnsServer {
                 info!(%address, "serving DNS over UDP");
             }
             for _ in 0..workers {
-                tasks.spawn(udp_worker(socket.clone(), self.handler.clone(), shutdown.clone()));
+                let answers = UdpAnswers::new(self.handler.clone());
+                tasks.spawn(udp::serve(socket.clone(), answers, shutdown.clone()));
             }
         }
         let slots = Arc::new(Semaphore::new(self.config.limits.tcp_connections));
@@ -419,32 +422,22 @@ async fn or_pause<T>(received: std::io::Result<T>, pause: Duration, log: impl Fn
     }
 }
 
-/// Answers datagrams from one socket (several of these share it) until `shutdown`.
-async fn udp_worker(socket: Arc<UdpSocket>, handler: Arc<Handler>, shutdown: CancellationToken) {
-    // The largest datagram UDP carries; a bigger one is cut by the kernel and then fails to parse.
-    let mut input = vec![0u8; 65_535];
-    let mut out = Vec::with_capacity(4096);
-    let mut counters = Counters::new(Transport::Udp, &handler.metrics);
-    let cancelled = shutdown.cancelled();
-    tokio::pin!(cancelled);
-    loop {
-        let received = tokio::select! {
-            biased;
-            () = &mut cancelled => return,
-            r = socket.recv_from(&mut input) => r,
-        };
-        // Nothing a client sends makes this fail repeatedly; the pause keeps a failing socket from spinning.
-        let pause = Duration::from_millis(10);
-        let Some((len, peer)) = or_pause(received, pause, |e| debug!(error = %e, "DNS UDP receive failed")).await
-        else {
-            continue;
-        };
-        let Some(wire) = input.get(..len) else { continue };
-        if handler.udp(wire, peer, &mut out, &mut counters)
-            && let Err(e) = socket.send_to(&out, peer).await
-        {
-            debug!(%peer, error = %e, "DNS UDP send failed");
-        }
+/// A UDP worker's way to the handler, with its own handles on the counters.
+struct UdpAnswers {
+    handler: Arc<Handler>,
+    counters: Counters,
+}
+
+impl UdpAnswers {
+    fn new(handler: Arc<Handler>) -> UdpAnswers {
+        let counters = Counters::new(Transport::Udp, &handler.metrics);
+        UdpAnswers { handler, counters }
+    }
+}
+
+impl Datagrams for UdpAnswers {
+    fn answer(&mut self, wire: &[u8], peer: SocketAddr, out: &mut Vec<u8>) -> bool {
+        self.handler.udp(wire, peer, out, &mut self.counters)
     }
 }
 

@@ -1,11 +1,13 @@
 //! The served data: each zone's record sets by owner name, its serial, and the journal of changes IXFR
 //! answers from.
 //!
-//! One lock guards every zone: a query holds it for reading while it builds its answer, a write holds it
-//! while it applies one [`Provider::apply`](extdns_provider::Provider::apply) call, so a query sees a write
-//! whole or not at all, and a serial always names exactly one zone content. Each write bumps the serial of
-//! the zones it touched once and journals what it removed and added; [`Zones::subscribe`] wakes whoever
-//! sends NOTIFY.
+//! Queries never wait for a write: they read a snapshot ([`Zones::read`], an `Arc` taken under a lock held
+//! only to copy the pointer), while a write ([`Zones::write`], one at a time) changes a copy of it and
+//! publishes the copy whole when it is done, so a query sees a write whole or not at all, and a serial
+//! always names exactly one zone content. The copy is cheap: the nodes are in shards shared between
+//! snapshots ([`ShardedMap`]), so a write copies the shards it changes, about 1/1024 of the zone per name,
+//! and the journal's diffs are shared too. Each write bumps the serial of the zones it touched once and
+//! journals what it removed and added; [`Zones::subscribe`] wakes whoever sends NOTIFY.
 //!
 //! Serials are the same on every replica once a zone is still, so a secondary can follow any replica
 //! (the Service). A write moves the serial on at once (to the clock's seconds, or one past the serial
@@ -21,7 +23,8 @@
 //! change; a secondary still follows, since each replica's serials only grow.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use extdns_endpoint::{RecordType as EndpointType, Targets};
 use hickory_proto::rr::rdata::{A, AAAA, NS, SOA};
@@ -30,11 +33,15 @@ use tokio::sync::watch;
 
 use crate::config::{Limits, ZoneConfig};
 use crate::dnssec::ZoneSigning;
+use crate::shards::ShardedMap;
 
 /// Every zone the server answers for, shared by the provider (which writes) and the listeners (which read).
 #[derive(Debug)]
 pub struct Zones {
-    set: RwLock<ZoneSet>,
+    /// The published snapshot; the lock is held only to copy or replace the pointer.
+    current: RwLock<Arc<ZoneSet>>,
+    /// Held by the one write in progress.
+    writer: Mutex<()>,
     changed: watch::Sender<u64>,
 }
 
@@ -46,14 +53,16 @@ impl Zones {
         // Deepest first, so the first zone that contains a name is its closest one.
         zones.sort_by_key(|z| std::cmp::Reverse(z.origin.num_labels()));
         Zones {
-            set: RwLock::new(ZoneSet { zones }),
+            current: RwLock::new(Arc::new(ZoneSet { zones })),
+            writer: Mutex::new(()),
             changed: watch::Sender::new(0),
         }
     }
 
-    /// The zones, for reading; hold the guard only while building one answer.
-    pub fn read(&self) -> RwLockReadGuard<'_, ZoneSet> {
-        self.set.read().unwrap_or_else(|p| p.into_inner())
+    /// The zones as last published: a snapshot no write changes, so it may be held as long as an answer
+    /// or a transfer takes (it keeps the memory of what a later write replaced until it is dropped).
+    pub fn read(&self) -> Arc<ZoneSet> {
+        self.current.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Woken after every write that changed a zone; the value counts writes.
@@ -61,9 +70,16 @@ impl Zones {
         self.changed.subscribe()
     }
 
-    /// The zones for writing (the provider only).
-    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, ZoneSet> {
-        self.set.write().unwrap_or_else(|p| p.into_inner())
+    /// A copy of the zones for writing, published when the guard is dropped; one write at a time (a
+    /// second waits for the first), queries meanwhile answered from the snapshot before it.
+    pub(crate) fn write(&self) -> ZonesWrite<'_> {
+        let turn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let next = ZoneSet::clone(&self.read());
+        ZonesWrite {
+            zones: self,
+            next,
+            _turn: turn,
+        }
     }
 
     /// Settles the serial of every zone whose last change's span is over at `now` (seconds since the
@@ -127,8 +143,42 @@ impl Zones {
     }
 }
 
-/// The zones at one instant.
+/// A write in progress: a copy of the zones, published whole when dropped.
 #[derive(Debug)]
+pub(crate) struct ZonesWrite<'a> {
+    zones: &'a Zones,
+    next: ZoneSet,
+    _turn: MutexGuard<'a, ()>,
+}
+
+impl Deref for ZonesWrite<'_> {
+    type Target = ZoneSet;
+
+    fn deref(&self) -> &ZoneSet {
+        &self.next
+    }
+}
+
+impl DerefMut for ZonesWrite<'_> {
+    fn deref_mut(&mut self) -> &mut ZoneSet {
+        &mut self.next
+    }
+}
+
+impl Drop for ZonesWrite<'_> {
+    fn drop(&mut self) {
+        let next = std::mem::replace(&mut self.next, ZoneSet { zones: Vec::new() });
+        let replaced = {
+            let mut current = self.zones.current.write().unwrap_or_else(|p| p.into_inner());
+            std::mem::replace(&mut *current, Arc::new(next))
+        };
+        // Freed (when no query holds it any more) outside the pointer's lock.
+        drop(replaced);
+    }
+}
+
+/// The zones at one instant.
+#[derive(Debug, Clone)]
 pub struct ZoneSet {
     /// Deepest origin first.
     zones: Vec<Zone>,
@@ -165,25 +215,27 @@ impl ZoneSet {
     }
 }
 
-/// One zone: its nodes by owner name, its serial and journal.
-#[derive(Debug)]
+/// One zone: its nodes by owner name, its serial and journal. A copy shares all but its serial with the
+/// original until either changes (see the module's documentation).
+#[derive(Debug, Clone)]
 pub struct Zone {
-    config: ZoneConfig,
+    config: Arc<ZoneConfig>,
     origin: LowerName,
     serial: u32,
-    nodes: HashMap<LowerName, Node>,
+    nodes: ShardedMap<LowerName, Node>,
     journal: Journal,
     /// Records served, SOA and configured ones included.
     records: usize,
-    /// The signer and signatures of a signed zone (`--dns-server-dnssec-zone`).
-    signing: Option<Box<ZoneSigning>>,
+    /// The signer and signatures of a signed zone (`--dns-server-dnssec-zone`), copied by the first
+    /// write of a snapshot that signs.
+    signing: Option<Arc<ZoneSigning>>,
     /// How the serial settles: the content's digest and the span of its last change.
     settling: Settling,
 }
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
 /// that exists because names below it do (RFC 4592 §2.2.2), answered NODATA, never NXDOMAIN.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Node {
     name: Name,
     rrsets: Vec<RrSet>,
@@ -307,7 +359,7 @@ impl Zone {
         let mut zone = Zone {
             origin,
             serial,
-            nodes: HashMap::new(),
+            nodes: ShardedMap::new(),
             journal: Journal::new(limits.journal_changes),
             records: 0,
             signing: None,
@@ -316,10 +368,10 @@ impl Zone {
                 config.dnssec.as_ref().map(|d| d.validity_secs / 4),
                 serial,
             ),
-            config,
+            config: Arc::new(config),
         };
         let apex = zone.config.origin.clone();
-        zone.signing = crate::dnssec::signing_of(&zone.config.origin, zone.config.dnssec.as_ref());
+        zone.signing = crate::dnssec::signing_of(&zone.config.origin, zone.config.dnssec.as_ref()).map(Arc::from);
         let soa = RrSet {
             record_type: RecordType::SOA,
             ttl: zone.config.ttl,
@@ -485,7 +537,10 @@ impl Zone {
         keys: &crate::dnssec::ZoneKeys,
         now: u32,
     ) -> Result<(), crate::dnssec::DnssecError> {
-        let (Some(signing), Some(dnssec)) = (self.signing.as_mut(), self.config.dnssec.as_mut()) else {
+        let (Some(signing), Some(dnssec)) = (
+            self.signing.as_mut().map(Arc::make_mut),
+            Arc::make_mut(&mut self.config).dnssec.as_mut(),
+        ) else {
             return Ok(());
         };
         signing.set_keys(keys)?;
@@ -509,7 +564,9 @@ impl Zone {
 
     /// Signs `set` at `name` when the zone is signed (a delegation's NS set is the child's: unsigned).
     fn sign(&mut self, name: &Name, set: &RrSet) {
-        let Some(signing) = self.signing.as_mut() else { return };
+        let Some(signing) = self.signing.as_mut().map(Arc::make_mut) else {
+            return;
+        };
         if set.record_type == RecordType::NS && LowerName::new(name) != self.origin {
             return;
         }
@@ -526,7 +583,7 @@ impl Zone {
         record_type: RecordType,
         now: u32,
     ) -> Result<bool, crate::dnssec::DnssecError> {
-        let (Some(node), Some(signing)) = (self.nodes.get(name), self.signing.as_mut()) else {
+        let (Some(node), Some(signing)) = (self.nodes.get(name), self.signing.as_mut().map(Arc::make_mut)) else {
             return Ok(false);
         };
         let Some(set) = node.rrset(record_type) else {
@@ -572,7 +629,12 @@ impl Zone {
 
     /// Puts a record set in place of the one of its name and type (creating the node and the empty
     /// non-terminals above it); returns the set it replaced.
-    pub(crate) fn put(&mut self, name: &Name, set: RrSet) -> Option<RrSet> {
+    ///
+    /// The zone holds what it serves for as long as it serves it, so every vector is cut to its length
+    /// here: a set's data collected through a `Result` comes with room for four (184 B each), and a
+    /// node's list of sets grows by four; together that was half of the zone's memory.
+    pub(crate) fn put(&mut self, name: &Name, mut set: RrSet) -> Option<RrSet> {
+        set.data.shrink_to_fit();
         let key = LowerName::new(name);
         if !self.nodes.contains_key(&key) {
             self.add_node(name);
@@ -584,6 +646,7 @@ impl Zone {
         let old = match node.rrsets.iter_mut().find(|r| r.record_type == set.record_type) {
             Some(slot) => Some(std::mem::replace(slot, set)),
             None => {
+                node.rrsets.reserve_exact(1);
                 node.rrsets.push(set);
                 None
             }
@@ -603,7 +666,7 @@ impl Zone {
         self.records -= old.data.len();
         let owner = node.name.clone();
         self.settling.subtract(&owner, &old);
-        if let Some(signing) = self.signing.as_mut() {
+        if let Some(signing) = self.signing.as_mut().map(Arc::make_mut) {
             signing.forget(name, record_type);
         }
         self.prune(name.clone());
@@ -748,9 +811,10 @@ pub struct Diff {
 const MIN_JOURNAL_RECORDS: usize = 1_024;
 
 /// The last writes of a zone, oldest first, bounded in count and in records so a busy cluster cannot grow it.
-#[derive(Debug)]
+/// Its diffs are shared by the snapshots that hold them.
+#[derive(Debug, Clone)]
 pub struct Journal {
-    diffs: VecDeque<Diff>,
+    diffs: VecDeque<Arc<Diff>>,
     cap: usize,
     /// Records held by the diffs.
     records: usize,
@@ -780,7 +844,7 @@ impl Journal {
             return;
         }
         self.records += diff.len();
-        self.diffs.push_back(diff);
+        self.diffs.push_back(Arc::new(diff));
         while self.diffs.len() > self.cap || self.records > max_records {
             if let Some(old) = self.diffs.pop_front() {
                 self.records -= old.len();
@@ -792,7 +856,7 @@ impl Journal {
     /// journal does not reach back to `serial` (the secondary then gets the whole zone).
     pub fn since(&self, serial: u32) -> Option<impl Iterator<Item = &Diff>> {
         let start = self.diffs.iter().position(|d| d.from == serial && d.from_shared)?;
-        Some(self.diffs.iter().skip(start))
+        Some(self.diffs.iter().skip(start).map(|d| &**d))
     }
 }
 
@@ -811,7 +875,7 @@ fn at_or_after(a: u32, b: u32) -> bool {
 const DIGEST_KEY: (u64, u64) = (0x6578_7464_6e73_2d73, 0x6572_6961_6c2d_7631);
 
 /// What a zone's serial settles on: the digest of its content and the span of its last change.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Settling {
     /// Seconds a span lasts (at least 2); `None`: serials do not settle.
     cell: Option<u32>,
@@ -1184,6 +1248,66 @@ pub(crate) mod tests {
         let serial = zone.serial();
         zone.commit(0, vec![record(1)], vec![record(1)]);
         assert_eq!(zone.journal().since(serial).map(Iterator::count), Some(1));
+    }
+
+    /// What the server answers for `name A` from the zones as published now.
+    fn ask(zones: &Zones, name: &str) -> hickory_proto::op::ResponseCode {
+        use hickory_proto::op::{Message, MessageType, OpCode, Query};
+        let mut m = Message::new(1, MessageType::Query, OpCode::Query);
+        m.add_query(Query::query(Name::from_str(name).expect("test name"), RecordType::A));
+        crate::answer::respond(&zones.read(), &m, crate::metrics::Transport::Udp, 512).response_code
+    }
+
+    #[test]
+    fn queries_are_answered_from_the_last_snapshot_while_a_large_write_is_in_progress() {
+        use hickory_proto::op::ResponseCode;
+        let zones = std::sync::Arc::new(Zones::new(&[zone_config("example.org.")], 1, Limits::default()));
+        let mut write = zones.write();
+        let zone = write.zone_for_mut(&lower("example.org.")).expect("zone");
+        for i in 0..10_000 {
+            zone.put(
+                &Name::from_str(&format!("h{i}.example.org.")).expect("name"),
+                a("192.0.2.1"),
+            );
+        }
+        zone.commit(0, vec![], vec![]);
+        // The write still holds its turn: a query on another thread must be answered meanwhile, from the
+        // zone as it was. (With one lock for both, it would wait for the write, and the write for it.)
+        let reader = {
+            let zones = zones.clone();
+            std::thread::spawn(move || ask(&zones, "h1.example.org."))
+        };
+        let (sender, answered) = std::sync::mpsc::channel();
+        std::thread::spawn(move || sender.send(reader.join().ok()));
+        let before = answered
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the query is answered before the write is published");
+        assert_eq!(before, Some(ResponseCode::NXDomain), "the write is not seen half done");
+        assert_eq!(zones.read().zones()[0].record_count(), 3, "SOA, NS and glue only");
+        drop(write);
+        assert_eq!(ask(&zones, "h1.example.org."), ResponseCode::NoError);
+        assert_eq!(zones.read().zones()[0].record_count(), 10_003);
+    }
+
+    #[test]
+    fn a_snapshot_keeps_its_content_and_shares_the_journal_with_the_next() {
+        let zones = example_org_with_a("web.example.org.");
+        let before = zones.read();
+        {
+            let mut write = zones.write();
+            let zone = &mut write.zones_mut()[0];
+            zone.remove(&lower("web.example.org."), RecordType::A);
+            zone.commit(0, vec![], vec![]);
+        }
+        let after = zones.read();
+        assert!(before.zones()[0].node(&lower("web.example.org.")).is_some());
+        assert!(after.zones()[0].node(&lower("web.example.org.")).is_none());
+        assert_eq!(after.zones()[0].serial(), before.zones()[0].serial() + 1);
+        assert_eq!(after.zones()[0].journal().since(1).map(Iterator::count), Some(1));
+        assert!(
+            before.zones()[0].journal().since(1).is_none(),
+            "the old snapshot's journal is its own"
+        );
     }
 
     #[test]

@@ -1,6 +1,10 @@
-//! The serving benchmark (`serve`, issue 36): `dnsperf` against three authoritative servers holding the same
-//! zone, one after the other in one run: Knot DNS (Debian), CoreDNS (its `file` plugin) and extdns
-//! (`--provider=dns-server`, the records read from DNSEndpoint manifests).
+//! The serving benchmark (`serve`, issues 36 and 49): `dnsperf` against three authoritative servers holding
+//! the same zone, each unsigned and signed, one after the other in one run: Knot DNS (Debian; signed with
+//! `dnssec-signing: on`, one ECDSA P-256 CSK, NSEC), CoreDNS (its `file` plugin; signed with the `dnssec`
+//! plugin and a key from `dnssec-keygen`) and extdns (`--provider=dns-server`, the records read from
+//! DNSEndpoint manifests; signed with `--dns-server-dnssec-zone` and a key Secret from `extdns dnssec
+//! secret` among them). A signed server is asked with DO set (`dnsperf -D`, `dig +dnssec`), so every answer
+//! carries its signatures and denial.
 //!
 //! One generated zone of N records (a mix of A, AAAA, CNAME, TXT, MX and SRV, and one wildcard) is written
 //! as a zone file for Knot and CoreDNS and as DNSEndpoint objects of [`PER_OBJECT`] endpoints each for
@@ -54,14 +58,55 @@ pub enum Server {
     Knot,
     CoreDns,
     Extdns,
+    KnotSigned,
+    CoreDnsSigned,
+    ExtdnsSigned,
 }
 
 impl Server {
+    /// Every server, in the order a default run takes them.
+    const ALL: [Server; 6] = [
+        Server::Knot,
+        Server::KnotSigned,
+        Server::CoreDns,
+        Server::CoreDnsSigned,
+        Server::Extdns,
+        Server::ExtdnsSigned,
+    ];
+
     fn name(self) -> &'static str {
         match self {
             Server::Knot => "knot",
             Server::CoreDns => "coredns",
             Server::Extdns => "extdns",
+            Server::KnotSigned => "knot-signed",
+            Server::CoreDnsSigned => "coredns-signed",
+            Server::ExtdnsSigned => "extdns-signed",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Server> {
+        Server::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether the zone is signed and asked with DO.
+    fn signed(self) -> bool {
+        matches!(self, Server::KnotSigned | Server::CoreDnsSigned | Server::ExtdnsSigned)
+    }
+
+    /// Whether a name that does not exist gets NOERROR with a proof rather than NXDOMAIN when DO is set:
+    /// extdns's compact answers (RFC 9824) and CoreDNS's "black lies"; Knot keeps NXDOMAIN with NSEC.
+    fn compact_denial(self) -> bool {
+        matches!(self, Server::CoreDnsSigned | Server::ExtdnsSigned)
+    }
+
+    /// The same server unsigned, which a signed one is compared with.
+    fn family(self) -> Server {
+        match self {
+            Server::KnotSigned => Server::Knot,
+            Server::CoreDnsSigned => Server::CoreDns,
+            Server::ExtdnsSigned => Server::Extdns,
+            other => other,
         }
     }
 }
@@ -77,6 +122,8 @@ pub struct Options {
     pub clients: usize,
     /// Which servers, in the order they run.
     pub servers: Vec<Server>,
+    /// Whether each server (but CoreDNS) is measured a second time while [`CHURN`] names change a second.
+    pub churn: bool,
     /// The CoreDNS binary (`cargo xtask bench serve` builds it).
     pub coredns: Option<PathBuf>,
     /// Where the markdown report goes.
@@ -84,14 +131,15 @@ pub struct Options {
 }
 
 impl Options {
-    /// `--records N --seconds S --clients C --servers knot,coredns,extdns --coredns PATH --report FILE`, each
-    /// optional.
+    /// `--records N --seconds S --clients C --servers knot,coredns,extdns[,NAME-signed...] --churn on|off
+    /// --coredns PATH --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options {
             records: 10_000,
             seconds: 30,
             clients: 10,
-            servers: vec![Server::Knot, Server::CoreDns, Server::Extdns],
+            servers: Server::ALL.to_vec(),
+            churn: true,
             coredns: None,
             report: PathBuf::from("target/bench-serve.md"),
         };
@@ -108,13 +156,19 @@ impl Options {
                 "--servers" => {
                     o.servers = value
                         .split(',')
-                        .map(|s| match s {
-                            "knot" => Ok(Server::Knot),
-                            "coredns" => Ok(Server::CoreDns),
-                            "extdns" => Ok(Server::Extdns),
-                            other => bail!("serve: --servers {other}: knot, coredns or extdns"),
+                        .map(|s| {
+                            Server::parse(s).with_context(|| {
+                                format!("serve: --servers {s}: knot, coredns or extdns, each also as NAME-signed")
+                            })
                         })
                         .collect::<Result<_>>()?;
+                }
+                "--churn" => {
+                    o.churn = match value.as_str() {
+                        "on" => true,
+                        "off" => false,
+                        other => bail!("serve: --churn {other}: on or off"),
+                    }
                 }
                 "--coredns" => o.coredns = Some(PathBuf::from(value)),
                 "--report" => o.report = PathBuf::from(value),
@@ -127,7 +181,7 @@ impl Options {
         if o.seconds == 0 || o.clients == 0 || o.servers.is_empty() {
             bail!("serve: --seconds, --clients and --servers need at least one");
         }
-        if o.servers.contains(&Server::CoreDns) && o.coredns.is_none() {
+        if o.servers.iter().any(|s| s.family() == Server::CoreDns) && o.coredns.is_none() {
             bail!("serve: CoreDNS needs --coredns PATH (`cargo xtask bench serve` builds it)");
         }
         Ok(o)
@@ -335,34 +389,37 @@ struct Dirs {
     manifests: PathBuf,
 }
 
-/// Starts `server` on `port` pinned to [`SERVER_CPU`], serving `dirs`' zone.
-fn start(server: Server, port: u16, dirs: &Dirs, dir: &Path, extdns: &Path, opts: &Options) -> Result<Proc> {
+/// Starts `server` on `port` pinned to [`SERVER_CPU`], serving `dirs`' zone; with `churn`, ready to take
+/// the changes of [`Churn`] (Knot's UPDATE allowed from loopback; extdns syncing every second from
+/// manifests of its own, which the churn rewrites).
+fn start(
+    server: Server,
+    port: u16,
+    dirs: &Dirs,
+    dir: &Path,
+    extdns: &Path,
+    opts: &Options,
+    churn: bool,
+) -> Result<Proc> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut cmd = Command::new("taskset");
     cmd.args(["-c", SERVER_CPU]);
-    match server {
+    match server.family() {
         Server::Knot => {
-            let dp = dir.display();
-            std::fs::create_dir_all(dir.join("db"))?;
-            // One UDP and one TCP worker for the one CPU; the zone loaded from the file and never written
-            // back; no journal.
-            let conf = format!(
-                "server:\n    rundir: \"{dp}\"\n    pidfile: \"{dp}/knot.pid\"\n    listen: 127.0.0.1@{port}\n    \
-                 udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n\
-                 database:\n    storage: \"{dp}/db\"\ncontrol:\n    listen: \"{dp}/knot.sock\"\n\
-                 log:\n  - target: stderr\n    any: warning\n\
-                 template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n\
-                 zone:\n  - domain: {ZONE}\n    file: \"{}\"\n",
-                dirs.zone_file.display()
-            );
-            let path = dir.join("knot.conf");
-            std::fs::write(&path, conf).with_context(|| format!("writing {}", path.display()))?;
+            let path = knot_conf(server.signed(), churn, port, dirs, dir)?;
             cmd.arg(extdns_test_support::need("knotd")).arg("-c").arg(path);
         }
         Server::CoreDns => {
-            // The file plugin alone: no log, no cache, no reload, no other plugin in the query's way.
+            // The file plugin alone: no log, no cache, no reload, no other plugin in the query's way; the
+            // dnssec plugin after it when signed.
+            let dnssec = if server.signed() {
+                let key = dnssec_keygen(dir)?;
+                format!("    dnssec {ZONE} {{\n        key file {}\n    }}\n", key.display())
+            } else {
+                String::new()
+            };
             let corefile = format!(
-                "{ZONE}:{port} {{\n    bind 127.0.0.1\n    file {} {{\n        reload 0\n    }}\n}}\n",
+                "{ZONE}:{port} {{\n    bind 127.0.0.1\n    file {} {{\n        reload 0\n    }}\n{dnssec}}}\n",
                 dirs.zone_file.display()
             );
             let path = dir.join("Corefile");
@@ -374,17 +431,25 @@ fn start(server: Server, port: u16, dirs: &Dirs, dir: &Path, extdns: &Path, opts
                 .arg(path)
                 .arg("-quiet");
         }
-        Server::Extdns => {
+        _ => {
+            let mut flags = extdns_flags(port);
+            if server.signed() {
+                flags.push(format!("--dns-server-dnssec-zone={ZONE}"));
+            }
+            let manifests = if server.signed() || churn {
+                own_manifests(extdns, &flags, server.signed(), dirs, dir)?
+            } else {
+                dirs.manifests.clone()
+            };
+            if churn {
+                // Each sync reads the manifests again; the default minute would take a change a minute.
+                flags.push("--interval=1s".to_string());
+                Churn::Extdns(manifests.join(CHURN_FILE)).apply(0)?;
+            }
             cmd.arg(extdns)
-                .arg("--provider=dns-server")
-                .arg(format!("--dns-server-zone={ZONE}"))
-                .arg(format!("--dns-server-listen=127.0.0.1:{port}"))
-                .arg(format!("--dns-server-ns={NS}.{ZONE}={NS_GLUE}"))
-                .arg("--source=crd")
-                // external-dns manages A, AAAA and CNAME unless told more.
-                .args(["A", "AAAA", "CNAME", "TXT", "MX", "SRV"].map(|t| format!("--managed-record-types={t}")))
+                .args(&flags)
                 .arg("--manifests")
-                .arg(&dirs.manifests)
+                .arg(manifests)
                 .arg(format!(
                     "--metrics-address=127.0.0.1:{}",
                     extdns_test_support::free_port()
@@ -392,6 +457,189 @@ fn start(server: Server, port: u16, dirs: &Dirs, dir: &Path, extdns: &Path, opts
         }
     }
     Proc::spawn(server.name(), cmd, &dir.join("server.log"))
+}
+
+/// Knot's configuration in `dir`: one UDP and one TCP worker for the one CPU it may use (more workers only
+/// take turns on it), the zone loaded from the file and never written back, no journal; signed, one ECDSA
+/// P-256 CSK (as extdns signs) and NSEC, signed once at load by the one background worker.
+fn knot_conf(signed: bool, churn: bool, port: u16, dirs: &Dirs, dir: &Path) -> Result<PathBuf> {
+    let dp = dir.display();
+    std::fs::create_dir_all(dir.join("db"))?;
+    let (policy, signing) = if signed {
+        (
+            "policy:\n  - id: csk\n    algorithm: ecdsap256sha256\n    single-type-signing: on\n    nsec3: off\n",
+            "    dnssec-signing: on\n    dnssec-policy: csk\n",
+        )
+    } else {
+        ("", "")
+    };
+    let (acl, zone_acl) = if churn {
+        (
+            "acl:\n  - id: update\n    address: 127.0.0.1\n    action: update\n",
+            "    acl: update\n",
+        )
+    } else {
+        ("", "")
+    };
+    let conf = format!(
+        "server:\n    rundir: \"{dp}\"\n    pidfile: \"{dp}/knot.pid\"\n    listen: 127.0.0.1@{port}\n    \
+         udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n\
+         database:\n    storage: \"{dp}/db\"\ncontrol:\n    listen: \"{dp}/knot.sock\"\n\
+         log:\n  - target: stderr\n    any: warning\n{policy}{acl}\
+         template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n\
+         zone:\n  - domain: {ZONE}\n    file: \"{}\"\n{signing}{zone_acl}",
+        dirs.zone_file.display()
+    );
+    let path = dir.join("knot.conf");
+    std::fs::write(&path, conf).with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
+/// A CSK for CoreDNS's dnssec plugin, made by BIND's `dnssec-keygen` in `dir`; the path without its
+/// `.key`/`.private` ending, as the plugin's `key file` takes it.
+fn dnssec_keygen(dir: &Path) -> Result<PathBuf> {
+    let mut keygen = Command::new(extdns_test_support::need("dnssec-keygen"));
+    keygen
+        .args(["-q", "-a", "ECDSAP256SHA256", "-f", "KSK", "-K"])
+        .arg(dir)
+        .arg(ZONE);
+    let out = extdns_test_support::proc::output(keygen).context("dnssec-keygen (bind9-utils)")?;
+    let base = out.trim();
+    if base.is_empty() {
+        bail!("dnssec-keygen printed no key name");
+    }
+    Ok(dir.join(base))
+}
+
+/// extdns's flags for the benchmark's zone on `port`, as a daemon reading DNSEndpoint manifests.
+fn extdns_flags(port: u16) -> Vec<String> {
+    let mut flags = vec![
+        "--provider=dns-server".to_string(),
+        format!("--dns-server-zone={ZONE}"),
+        format!("--dns-server-listen=127.0.0.1:{port}"),
+        format!("--dns-server-ns={NS}.{ZONE}={NS_GLUE}"),
+        "--source=crd".to_string(),
+    ];
+    // external-dns manages A, AAAA and CNAME unless told more.
+    flags.extend(["A", "AAAA", "CNAME", "TXT", "MX", "SRV"].map(|t| format!("--managed-record-types={t}")));
+    flags
+}
+
+/// The manifests of one extdns in `dir`: the zone's DNSEndpoints and, `signed`, the key Secret `extdns
+/// dnssec secret` prints for `flags`.
+fn own_manifests(extdns: &Path, flags: &[String], signed: bool, dirs: &Dirs, dir: &Path) -> Result<PathBuf> {
+    let manifests = dir.join("manifests");
+    std::fs::create_dir_all(&manifests).with_context(|| format!("creating {}", manifests.display()))?;
+    for entry in std::fs::read_dir(&dirs.manifests).with_context(|| format!("reading {}", dirs.manifests.display()))? {
+        let from = entry?.path();
+        if let Some(name) = from.file_name() {
+            std::fs::copy(&from, manifests.join(name)).with_context(|| format!("copying {}", from.display()))?;
+        }
+    }
+    if !signed {
+        return Ok(manifests);
+    }
+    let mut secret = Command::new(extdns);
+    secret.args(["dnssec", "secret"]).args(flags);
+    let json = extdns_test_support::proc::output(secret).context("extdns dnssec secret")?;
+    std::fs::write(manifests.join("dnssec-keys.yaml"), json).context("writing the key Secret")?;
+    Ok(manifests)
+}
+
+// ------------------------------------------------------------------------------------------ the churn
+
+/// Names changed every second during a server's second run: each gets a new address, so 100 changes a
+/// second (issue 49: "the same mix while 100 changes per second are applied").
+const CHURN: usize = 100;
+/// extdns's manifest file of the changed names, rewritten every second.
+const CHURN_FILE: &str = "churn.yaml";
+
+/// The address of churn name `k` at second `tick`.
+fn churn_address(k: usize, tick: u64) -> Ipv4Addr {
+    Ipv4Addr::new(10, 200, (tick % 250) as u8, k as u8 + 1)
+}
+
+/// How a server takes the changes.
+#[derive(Debug, Clone)]
+enum Churn {
+    /// One DNS UPDATE (`nsupdate`) of all the names, to the server on this port.
+    Update(u16),
+    /// The DNSEndpoint manifest extdns reads every sync, replaced whole (written aside, then renamed).
+    Extdns(PathBuf),
+}
+
+impl Churn {
+    fn of(server: Server, port: u16, dir: &Path) -> Option<Churn> {
+        match server.family() {
+            Server::Knot => Some(Churn::Update(port)),
+            Server::Extdns => Some(Churn::Extdns(dir.join("manifests").join(CHURN_FILE))),
+            // The file plugin takes changes by reloading the whole zone file; not measured.
+            _ => None,
+        }
+    }
+
+    /// Gives every churn name its address of second `tick`.
+    fn apply(&self, tick: u64) -> Result<()> {
+        match self {
+            Churn::Update(port) => {
+                let mut script = format!("server 127.0.0.1 {port}\nzone {ZONE}\n");
+                for k in 0..CHURN {
+                    let _ = write!(
+                        script,
+                        "update delete churn-{k}.{ZONE} A\nupdate add churn-{k}.{ZONE} {TTL} A {}\n",
+                        churn_address(k, tick)
+                    );
+                }
+                script.push_str("send\n");
+                let mut nsupdate = Command::new(extdns_test_support::need("nsupdate"));
+                nsupdate
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped());
+                let mut child = nsupdate.spawn().context("cannot start nsupdate")?;
+                if let Some(mut stdin) = child.stdin.take() {
+                    std::io::Write::write_all(&mut stdin, script.as_bytes()).context("writing to nsupdate")?;
+                }
+                let out = child.wait_with_output().context("nsupdate")?;
+                if !out.status.success() {
+                    bail!("nsupdate failed: {}", String::from_utf8_lossy(&out.stderr));
+                }
+                Ok(())
+            }
+            Churn::Extdns(file) => {
+                let mut yaml = "apiVersion: externaldns.k8s.io/v1alpha1\nkind: DNSEndpoint\n\
+                                metadata: {name: churn, namespace: bench}\nspec:\n  endpoints:\n"
+                    .to_string();
+                for k in 0..CHURN {
+                    let _ = writeln!(
+                        yaml,
+                        "  - {{dnsName: \"churn-{k}.{ZONE}\", recordType: A, recordTTL: {TTL}, targets: [\"{}\"]}}",
+                        churn_address(k, tick)
+                    );
+                }
+                let aside = file.with_extension("tmp");
+                std::fs::write(&aside, yaml).with_context(|| format!("writing {}", aside.display()))?;
+                std::fs::rename(&aside, file).with_context(|| format!("replacing {}", file.display()))
+            }
+        }
+    }
+}
+
+/// Applies `churn` once a second from a thread of its own until `stop`; the last tick applied.
+fn churning(churn: Churn, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<Result<u64>> {
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        let mut tick = 0;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            tick += 1;
+            churn.apply(tick)?;
+            let next = start + Duration::from_secs(tick);
+            while Instant::now() < next && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Ok(tick)
+    })
 }
 
 /// Waits until the server on `port` answers `probe` as expected; the seconds it took from `since`.
@@ -487,41 +735,79 @@ fn parse_dig(out: &str) -> Vec<Answer> {
     answers
 }
 
+/// Whether an answer without DNSSEC is what `expect` says.
 fn matches(a: &Answer, expect: Expect) -> bool {
+    matches_from(Server::Knot, a, expect)
+}
+
+/// [`matches`] as `server` answers: signed, a hit carries its RRSIG; with compact denial, a name that does
+/// not exist is NOERROR with no answer (the proof is in the authority section).
+fn matches_from(server: Server, a: &Answer, expect: Expect) -> bool {
     let soa = a.authority.iter().any(|r| r == &format!("{ZONE}. soa"));
+    let answer = unsigned(&a.answer);
     a.aa && match expect {
-        Expect::Hit => a.status == "NOERROR" && !a.answer.is_empty(),
-        Expect::NxDomain => a.status == "NXDOMAIN" && a.answer.is_empty() && soa,
-        Expect::NoData => a.status == "NOERROR" && a.answer.is_empty() && soa,
+        Expect::Hit => {
+            a.status == "NOERROR"
+                && !answer.is_empty()
+                && (!server.signed() || a.answer.iter().any(|r| record_type(r) == "rrsig"))
+        }
+        Expect::NxDomain => {
+            let status = a.status == "NXDOMAIN" || (server.compact_denial() && a.status == "NOERROR");
+            status && answer.is_empty() && soa
+        }
+        Expect::NoData => a.status == "NOERROR" && answer.is_empty() && soa,
     }
 }
 
+/// The type of an answer line (`name ttl class type data`).
+fn record_type(line: &str) -> &str {
+    line.split_whitespace().nth(3).unwrap_or("")
+}
+
+/// Whether a type is DNSSEC's own (signatures and denial), which only a signed server adds.
+fn is_dnssec(rtype: &str) -> bool {
+    matches!(rtype, "rrsig" | "nsec" | "nsec3")
+}
+
+/// Answer lines without the DNSSEC records.
+fn unsigned(lines: &[String]) -> Vec<String> {
+    lines.iter().filter(|l| !is_dnssec(record_type(l))).cloned().collect()
+}
+
 /// What a comparison looks at: a positive answer's authority section is the server's choice (CoreDNS adds
-/// the apex NS, Knot nothing), a negative one's must hold the SOA.
-fn compared(a: &Answer) -> (String, bool, Vec<String>, Vec<String>) {
-    let authority = if a.answer.is_empty() {
-        a.authority.clone()
+/// the apex NS, Knot nothing), a negative one's must hold the SOA; DNSSEC records are left out (each
+/// server signs with its own key), and so is the status of a name that does not exist (NXDOMAIN, or
+/// NOERROR with a compact proof).
+fn compared(a: &Answer, expect: Expect) -> (String, bool, Vec<String>, Vec<String>) {
+    let answer = unsigned(&a.answer);
+    let authority = if answer.is_empty() {
+        a.authority
+            .iter()
+            .filter(|r| !is_dnssec(r.rsplit(' ').next().unwrap_or("")))
+            .cloned()
+            .collect()
     } else {
         Vec::new()
     };
-    (a.status.clone(), a.aa, a.answer.clone(), authority)
+    let status = if expect == Expect::NxDomain {
+        "(no such name)".to_string()
+    } else {
+        a.status.clone()
+    };
+    (status, a.aa, answer, authority)
 }
 
-/// The sample's answers from the server on `port`, by one `dig -f` (over UDP, as dnsperf asks).
-fn sample_answers(port: u16, sample: &[Query], dir: &Path) -> Result<Vec<Answer>> {
+/// The sample's answers from the server on `port`, by one `dig -f` (over UDP, as dnsperf asks; with DO when
+/// `signed`).
+fn sample_answers(port: u16, sample: &[Query], dir: &Path, signed: bool) -> Result<Vec<Answer>> {
     let batch = dir.join("sample.txt");
     std::fs::write(&batch, query_file(sample)).with_context(|| format!("writing {}", batch.display()))?;
-    let out = extdns_test_support::dig::dig(
-        port,
-        &[
-            "+noall",
-            "+comments",
-            "+answer",
-            "+authority",
-            "-f",
-            &batch.display().to_string(),
-        ],
-    );
+    let batch = batch.display().to_string();
+    let mut args = vec!["+noall", "+comments", "+answer", "+authority", "-f", &batch];
+    if signed {
+        args.push("+dnssec");
+    }
+    let out = extdns_test_support::dig::dig(port, &args);
     let answers = parse_dig(&out);
     if answers.len() != sample.len() {
         bail!(
@@ -535,13 +821,14 @@ fn sample_answers(port: u16, sample: &[Query], dir: &Path) -> Result<Vec<Answer>
 }
 
 /// Checks one server's sample answers against the zone and against the first server's.
-fn check_answers(who: &str, sample: &[Query], got: &[Answer], reference: Option<(&str, &[Answer])>) -> Result<()> {
+fn check_answers(server: Server, sample: &[Query], got: &[Answer], reference: Option<(&str, &[Answer])>) -> Result<()> {
+    let who = server.name();
     for (i, (q, a)) in sample.iter().zip(got).enumerate() {
-        if !matches(a, q.expect) {
+        if !matches_from(server, a, q.expect) {
             bail!("{who}: {} {} should be {:?}, got {a:?}", q.name, q.qtype, q.expect);
         }
         if let Some((first, theirs)) = reference
-            && compared(a) != compared(&theirs[i])
+            && compared(a, q.expect) != compared(&theirs[i], q.expect)
         {
             bail!(
                 "{who} and {first} answer {} {} differently:\n  {who}: {a:?}\n  {first}: {:?}",
@@ -628,12 +915,23 @@ impl Perf {
     }
 }
 
-/// dnsperf against `port` for `seconds`, pinned to [`CLIENT_CPU`], each query's latency read as it comes.
-fn dnsperf(port: u16, queries: &Path, seconds: u64, clients: usize, log: &Path) -> Result<Perf> {
+/// How one dnsperf run asks.
+struct Load<'a> {
+    queries: &'a Path,
+    seconds: u64,
+    clients: usize,
+    /// DO set on every query (`-D`): a signed server's answers then carry their signatures.
+    dnssec: bool,
+}
+
+/// dnsperf against `port` as `load` says, pinned to [`CLIENT_CPU`], each query's latency read as it comes.
+fn dnsperf(port: u16, load: &Load<'_>, log: &Path) -> Result<Perf> {
+    let (queries, seconds, clients) = (load.queries, load.seconds, load.clients);
     let mut cmd = Command::new("taskset");
     cmd.args(["-c", CLIENT_CPU])
         .arg(extdns_test_support::need("dnsperf"))
         .args(["-s", "127.0.0.1", "-p", &port.to_string(), "-T", "1", "-v"])
+        .args(load.dnssec.then_some("-D"))
         .args(["-c", &clients.to_string(), "-l", &seconds.to_string()])
         .arg("-d")
         .arg(queries)
@@ -736,10 +1034,71 @@ struct Figures {
     label: String,
     ready: f64,
     perf: Perf,
+    /// The same queries while [`CHURN`] names change every second; `None` where not measured.
+    churned: Option<Perf>,
     cpu: f64,
     rss: f64,
     empty_rss: f64,
     load: String,
+}
+
+/// `server` started afresh to take changes, measured with `load` while [`Churn`] changes [`CHURN`] names a
+/// second; `None` for a server whose changes are not measured. The last change must be served at the end.
+fn churned_run(
+    server: Server,
+    full: &Dirs,
+    dir: &Path,
+    extdns: &Path,
+    opts: &Options,
+    last: &Query,
+    load: &Load<'_>,
+) -> Result<Option<Perf>> {
+    let who = server.name();
+    let churn_dir = dir.join(format!("{who}-churn"));
+    let port = extdns_test_support::free_port();
+    let Some(churn) = Churn::of(server, port, &churn_dir) else {
+        return Ok(None);
+    };
+    let mut proc = start(server, port, full, &churn_dir, extdns, opts, true)?;
+    ready(&mut proc, port, last, Instant::now())?;
+    eprintln!(
+        "serve: {who}: dnsperf for {} s while {CHURN} names change every second",
+        load.seconds
+    );
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let changer = churning(churn, stop.clone());
+    let perf = dnsperf(port, load, &churn_dir.join("dnsperf.log"));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let ticks = changer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the churn thread panicked"))??;
+    let perf = perf?;
+    // The last change is served: the changes did land during the run.
+    let probe = Query {
+        name: format!("churn-0.{ZONE}"),
+        qtype: "A",
+        expect: Expect::Hit,
+    };
+    let want = churn_address(0, ticks).to_string();
+    eventually(
+        &format!("{who} serving the last change ({want})"),
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        || {
+            let out = extdns_test_support::dig::dig(port, &["+short", &probe.name, probe.qtype]);
+            Ok(out.lines().any(|l| l.trim() == want).then_some(()))
+        },
+    )?;
+    if let Some(status) = proc.exited() {
+        bail!("{who} exited during the churn with {status}: {}", proc.log_tail(20));
+    }
+    proc.terminate(Duration::from_secs(5));
+    eprintln!(
+        "serve: {who}: {ticks} seconds of changes; {:.0} queries/s, p99 {:.0} µs",
+        perf.qps,
+        perf.percentile(99.0)
+    );
+    Ok(Some(perf))
 }
 
 /// Runs the benchmark and writes the report.
@@ -773,15 +1132,15 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
         let who = server.name();
         let port = extdns_test_support::free_port();
         let started = Instant::now();
-        let mut proc = start(server, port, &full, &dir.join(who), extdns, opts)?;
+        let mut proc = start(server, port, &full, &dir.join(who), extdns, opts, false)?;
         let ready_s = ready(&mut proc, port, &last, started)?;
         eprintln!(
             "serve: {who}: answering all {n} records after {ready_s:.2} s; checking {} answers",
             sample.len()
         );
-        let got = sample_answers(port, &sample, &dir.join(who))?;
+        let got = sample_answers(port, &sample, &dir.join(who), server.signed())?;
         check_answers(
-            who,
+            server,
             &sample,
             &got,
             reference.as_ref().map(|(name, a)| (*name, a.as_slice())),
@@ -795,20 +1154,21 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             "serve: {who}: dnsperf for {} s, {} clients (load average {load})",
             opts.seconds, opts.clients
         );
+        let measured = Load {
+            queries: &query_path,
+            seconds: opts.seconds,
+            clients: opts.clients,
+            dnssec: server.signed(),
+        };
         let cpu_before = cpu_seconds(pid)?;
-        let perf = dnsperf(
-            port,
-            &query_path,
-            opts.seconds,
-            opts.clients,
-            &dir.join(who).join("dnsperf.log"),
-        )?;
+        let perf = dnsperf(port, &measured, &dir.join(who).join("dnsperf.log"))?;
         let cpu = cpu_seconds(pid)? - cpu_before;
         let rss = rss_kib(pid)?;
         if let Some(status) = proc.exited() {
             bail!("{who} exited during the run with {status}: {}", proc.log_tail(20));
         }
-        check_rcodes(who, &perf, nx_share)?;
+        let nx_expected = if server.compact_denial() { 0.0 } else { nx_share };
+        check_rcodes(who, &perf, nx_expected)?;
         proc.terminate(Duration::from_secs(5));
         eprintln!(
             "serve: {who}: {:.0} queries/s, p99 {:.0} µs, RSS {:.1} MiB",
@@ -817,27 +1177,33 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             rss / 1024.0
         );
 
+        let churned = match opts.churn {
+            true => churned_run(server, &full, &dir, extdns, opts, &last, &measured)?,
+            false => None,
+        };
+        if let Some(c) = &churned {
+            check_rcodes(who, c, nx_expected)?;
+        }
+
         // The baseline: the same server with an empty zone, after a shorter run of the same queries.
         let empty_dir = dir.join(format!("{who}-empty"));
         let port = extdns_test_support::free_port();
-        let mut proc = start(server, port, &empty, &empty_dir, extdns, opts)?;
+        let mut proc = start(server, port, &empty, &empty_dir, extdns, opts, false)?;
         let apex = Query {
             name: format!("nx.{ZONE}"),
             qtype: "A",
             expect: Expect::NxDomain,
         };
         ready(&mut proc, port, &apex, Instant::now())?;
-        dnsperf(
-            port,
-            &query_path,
-            EMPTY_RUN.min(opts.seconds),
-            opts.clients,
-            &empty_dir.join("dnsperf.log"),
-        )?;
+        let short = Load {
+            seconds: EMPTY_RUN.min(opts.seconds),
+            ..measured
+        };
+        dnsperf(port, &short, &empty_dir.join("dnsperf.log"))?;
         let empty_rss = rss_kib(proc.pid().context("the server's pid")?)?;
         proc.terminate(Duration::from_secs(5));
 
-        let label = match server {
+        let product = match server.family() {
             Server::Knot => version(&extdns_test_support::need("knotd"), "--version")
                 .rsplit(' ')
                 .next()
@@ -848,13 +1214,19 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
                 .as_deref()
                 .map(|c| version(c, "-version").replace("CoreDNS-", "CoreDNS "))
                 .unwrap_or_default(),
-            Server::Extdns => "extdns".to_string(),
+            _ => "extdns".to_string(),
+        };
+        let label = if server.signed() {
+            format!("{product} signed")
+        } else {
+            product
         };
         figures.push(Figures {
             server,
             label,
             ready: ready_s,
             perf,
+            churned,
             cpu,
             rss,
             empty_rss,
@@ -899,6 +1271,13 @@ fn write_inputs(dir: &Path, n: usize) -> Result<Dirs> {
     Ok(Dirs { zone_file, manifests })
 }
 
+/// The `p`-th percentile latency of the run with changes, or `n/a`.
+fn churned_percentile(f: &Figures, p: f64) -> String {
+    f.churned
+        .as_ref()
+        .map_or_else(|| "n/a".to_string(), |c| format!("{:.0} µs", c.percentile(p)))
+}
+
 /// A row of the table: its name and how a server's figure is written (given the number of records).
 type Row = (&'static str, fn(&Figures, f64) -> String);
 
@@ -925,14 +1304,18 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
         .unwrap_or_else(|| "dnsperf".to_string());
     let _ = writeln!(
         t,
-        "### Serving {} records: dnsperf against Knot DNS, CoreDNS and extdns\n\n\
+        "### Serving {} records: dnsperf against Knot DNS, CoreDNS and extdns, unsigned and signed\n\n\
          One run, the servers one after the other on 127.0.0.1, each pinned to CPU {SERVER_CPU} with one worker \
          (Knot `udp-workers: 1`, CoreDNS `GOMAXPROCS=1` and its `file` plugin alone, extdns `--provider=dns-server` \
-         from DNSEndpoint manifests); {} pinned to CPU {CLIENT_CPU}: UDP, one thread, {} clients, 100 queries \
+         from DNSEndpoint manifests); signed: Knot `dnssec-signing: on` (one ECDSA P-256 CSK, NSEC), CoreDNS's \
+         `dnssec` plugin (an ECDSA P-256 key), extdns `--dns-server-dnssec-zone` (its ECDSA P-256 CSK, compact \
+         denial), asked with DO. {} pinned to CPU {CLIENT_CPU}: UDP, one thread, {} clients, 100 queries \
          outstanding, {} s per server, `-v` for each query's latency. Queries: {QUERIES} lines, {mix}. \
          Every server's answers to {} of them were checked against the zone and the first server's first. \
          Machine: {} CPUs ({cpu}). Memory per record: RSS after the run less RSS with an empty zone after a {} s run, \
-         divided by {}.\n",
+         divided by {}. \"With 100 changes/s\": the server started again and measured alike while {CHURN} names \
+         get a new address every second (Knot by one DNS UPDATE a second, extdns by the manifest it reads at each \
+         one-second sync; CoreDNS's file plugin reloads whole files and is not measured).\n",
         opts.records,
         dnsperf,
         opts.clients,
@@ -955,7 +1338,7 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
     }
     let _ = writeln!(t, "{header}\n{rule}");
     let n = opts.records as f64;
-    let rows: [Row; 15] = [
+    let rows: [Row; 19] = [
         ("queries per second", |f, _| format!("{:.0}", f.perf.qps)),
         ("latency average", |f, _| format!("{:.0} µs", f.perf.average())),
         ("latency p50", |f, _| format!("{:.0} µs", f.perf.percentile(50.0))),
@@ -980,6 +1363,14 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
             format!("{:.0} B", (f.rss - f.empty_rss) * 1024.0 / n)
         }),
         ("start to the last record answered", |f, _| format!("{:.2} s", f.ready)),
+        ("with 100 changes/s: queries per second", |f, _| {
+            f.churned
+                .as_ref()
+                .map_or_else(|| "n/a".to_string(), |c| format!("{:.0}", c.qps))
+        }),
+        ("with 100 changes/s: latency p50", |f, _| churned_percentile(f, 50.0)),
+        ("with 100 changes/s: latency p99", |f, _| churned_percentile(f, 99.0)),
+        ("with 100 changes/s: latency p99.9", |f, _| churned_percentile(f, 99.9)),
         ("load average before the run", |f, _| f.load.clone()),
     ];
     for (name, value) in rows {
@@ -1000,6 +1391,30 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
             yes(e.perf.qps >= c.perf.qps),
             yes(e.perf.qps >= k.perf.qps / 2.0),
             yes(e.perf.percentile(99.0) <= c.perf.percentile(99.0)),
+        );
+    }
+    let per_record = |f: &Figures| (f.rss - f.empty_rss) * 1024.0 / n;
+    for (ours, knot) in [
+        (Server::Extdns, Server::Knot),
+        (Server::ExtdnsSigned, Server::KnotSigned),
+    ] {
+        let (Some(e), Some(k)) = (find(ours), find(knot)) else {
+            continue;
+        };
+        let yes = |ok: bool| if ok { "met" } else { "**missed**" };
+        let still = e.churned.as_ref().map_or("not measured", |c| {
+            yes(c.percentile(99.0) <= 2.0 * e.perf.percentile(99.0))
+        });
+        let _ = writeln!(
+            t,
+            "Targets (issue 49), {} against {}: queries per second at least Knot's: {}; p99.9 no worse than Knot's: \
+             {}; memory per served record no more than Knot's: {}; p99 with 100 changes/s within twice the still \
+             zone's: {still}.\n",
+            e.label,
+            k.label,
+            yes(e.perf.qps >= k.perf.qps),
+            yes(e.perf.percentile(99.9) <= k.perf.percentile(99.9)),
+            yes(per_record(e) <= per_record(k)),
         );
     }
     t
@@ -1137,18 +1552,24 @@ example.org.\t30\tIN\tSOA\tns1.example.org. hostmaster.example.org. 1 3600 600 6
         let mut ns = good.clone();
         ns.authority = vec!["example.org. ns".into()];
         assert!(
-            check_answers("b", &sample, &[ns], Some(("a", std::slice::from_ref(&good)))).is_ok(),
+            check_answers(Server::Extdns, &sample, &[ns], Some(("a", std::slice::from_ref(&good)))).is_ok(),
             "positive authority is free"
         );
         let mut other = good.clone();
         other.answer = vec!["web-1.example.org. 60 in a 10.0.0.1".into()];
-        let e = check_answers("b", &sample, &[other], Some(("a", std::slice::from_ref(&good)))).err();
+        let e = check_answers(
+            Server::Extdns,
+            &sample,
+            &[other],
+            Some(("a", std::slice::from_ref(&good))),
+        )
+        .err();
         assert!(e.is_some_and(|e| e.to_string().contains("differently")));
         let refused = Answer {
             status: "REFUSED".into(),
             ..good
         };
-        assert!(check_answers("b", &sample, &[refused], None).is_err());
+        assert!(check_answers(Server::Extdns, &sample, &[refused], None).is_err());
     }
 
     #[test]
@@ -1189,10 +1610,103 @@ example.org.\t30\tIN\tSOA\tns1.example.org. hostmaster.example.org. 1 3600 600 6
     }
 
     #[test]
-    fn options_default_to_ten_thousand_records_on_three_servers() -> Result<()> {
+    fn signed_answers_compare_without_their_signatures_and_compact_denial_is_a_miss() {
+        let nx = Query {
+            name: "nx-1.example.org".into(),
+            qtype: "A",
+            expect: Expect::NxDomain,
+        };
+        let hit = queries_for_record(1);
+        let knot = Answer {
+            status: "NXDOMAIN".into(),
+            aa: true,
+            answer: vec![],
+            authority: vec![
+                "example.org. soa".into(),
+                "example.org. rrsig".into(),
+                "nx-0.example.org. nsec".into(),
+            ],
+        };
+        let compact = Answer {
+            status: "NOERROR".into(),
+            authority: vec!["example.org. soa".into(), "nx-1.example.org. nsec".into()],
+            ..knot.clone()
+        };
+        assert!(matches_from(Server::ExtdnsSigned, &compact, Expect::NxDomain));
+        assert!(
+            !matches_from(Server::KnotSigned, &compact, Expect::NxDomain),
+            "Knot says NXDOMAIN"
+        );
+        assert!(!matches(&compact, Expect::NxDomain), "unsigned, NOERROR is not a miss");
+        let reference = [knot];
+        assert!(
+            check_answers(
+                Server::ExtdnsSigned,
+                std::slice::from_ref(&nx),
+                std::slice::from_ref(&compact),
+                Some(("knot-signed", &reference))
+            )
+            .is_ok()
+        );
+        let signed = Answer {
+            status: "NOERROR".into(),
+            aa: true,
+            answer: vec![
+                "web-1.example.org. 300 in a 10.0.0.1".into(),
+                "web-1.example.org. 300 in rrsig a 13 3 300 x y z".into(),
+            ],
+            authority: vec![],
+        };
+        let mut bare = signed.clone();
+        bare.answer.truncate(1);
+        assert!(matches_from(Server::ExtdnsSigned, &signed, Expect::Hit));
+        assert!(
+            !matches_from(Server::ExtdnsSigned, &bare, Expect::Hit),
+            "a signed hit carries its RRSIG"
+        );
+        assert!(
+            check_answers(
+                Server::ExtdnsSigned,
+                std::slice::from_ref(&hit),
+                std::slice::from_ref(&signed),
+                Some(("extdns", std::slice::from_ref(&bare)))
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn the_churn_gives_every_name_a_new_address_each_second() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join(CHURN_FILE);
+        Churn::Extdns(file.clone()).apply(7)?;
+        let yaml = std::fs::read_to_string(&file)?;
+        assert_eq!(yaml.matches("dnsName:").count(), CHURN);
+        assert!(
+            yaml.contains(
+                "{dnsName: \"churn-0.example.org\", recordType: A, recordTTL: 300, targets: [\"10.200.7.1\"]}"
+            ),
+            "{yaml}"
+        );
+        assert_ne!(churn_address(5, 7), churn_address(5, 8));
+        assert_ne!(churn_address(5, 7), churn_address(6, 7));
+        Ok(())
+    }
+
+    #[test]
+    fn options_default_to_ten_thousand_records_on_six_servers() -> Result<()> {
         let o = Options::parse(&["--coredns=/x".into()])?;
-        assert_eq!((o.records, o.seconds, o.clients), (10_000, 30, 10));
-        assert_eq!(o.servers, [Server::Knot, Server::CoreDns, Server::Extdns]);
+        assert_eq!((o.records, o.seconds, o.clients, o.churn), (10_000, 30, 10, true));
+        assert_eq!(o.servers, Server::ALL);
+        let o = Options::parse(&["--servers=knot-signed,extdns-signed".into(), "--churn=off".into()])?;
+        assert_eq!(
+            (o.servers.as_slice(), o.churn),
+            ([Server::KnotSigned, Server::ExtdnsSigned].as_slice(), false)
+        );
+        assert!(
+            Options::parse(&["--servers=coredns-signed".into()]).is_err(),
+            "CoreDNS needs its binary"
+        );
         let o = Options::parse(&["--servers".into(), "knot,extdns".into(), "--records=500".into()])?;
         assert_eq!(
             (o.records, o.servers.as_slice()),

@@ -24,7 +24,9 @@ use super::{DnssecConfig, DnssecError, ZoneKey, ZoneKeys};
 /// How far back a signature's inception is put, for validators whose clocks lag ours.
 const INCEPTION_SKEW: u32 = 3_600;
 
-/// The signer of one zone and the signatures of its record sets.
+/// The signer of one zone and the signatures of its record sets. Cloned (the key shared) when a write
+/// changes the signatures of a zone's next snapshot.
+#[derive(Clone)]
 pub struct ZoneSigning {
     key: Signer,
     /// The other key of a rollover, which signs the DNSKEY set beside `key`.
@@ -39,8 +41,9 @@ pub struct ZoneSigning {
 
 /// One key as it signs: hickory's key, its tag, and its public key (what tells two keys apart: tags may
 /// collide).
+#[derive(Clone)]
 struct Signer {
-    key: Box<dyn SigningKey>,
+    key: std::sync::Arc<dyn SigningKey>,
     key_tag: u16,
     public: Vec<u8>,
 }
@@ -49,7 +52,7 @@ impl Signer {
     fn new(key: &ZoneKey) -> Result<Signer, DnssecError> {
         let dnskey = key.dnskey()?;
         Ok(Signer {
-            key: key.signing_key()?,
+            key: key.signing_key()?.into(),
             key_tag: dnskey.calculate_key_tag().map_err(DnssecError::Proto)?,
             public: dnskey.public_key().public_bytes().to_vec(),
         })

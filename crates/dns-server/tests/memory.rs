@@ -1,0 +1,95 @@
+//! The served zone's own memory per record (issue 49): a zone of 10,000 records of the serving benchmark's
+//! mix (`cargo xtask bench serve`: 55 % A, 15 % AAAA, 10 % CNAME, 10 % TXT, 5 % MX, 5 % SRV, one wildcard)
+//! written through the provider as the controller writes it, its heap counted by a counting allocator
+//! (this test binary's alone). The whole process's figure is the benchmark's.
+
+#[allow(
+    dead_code,
+    reason = "this suite takes the zone and endpoint spelling, not the running server"
+)]
+mod common;
+
+use std::alloc::System;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+
+use cap::Cap;
+use common::{ep, zone_config};
+use extdns_dns_server::{DnsServerProvider, Limits, Zones};
+use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
+
+#[global_allocator]
+static ALLOC: Cap<System> = Cap::new(System, usize::MAX);
+
+const RECORDS: usize = 10_000;
+
+/// Record `i` of the benchmark's zone (`crates/e2e/src/serve_bench.rs`, `record`).
+fn record(i: usize) -> Endpoint {
+    let name = |owner: String| format!("{owner}.example.org");
+    let e = match i % 20 {
+        _ if i == 0 => ep("*.apps.example.org", RecordType::A, &["192.0.2.80"]),
+        0..=10 => {
+            let v4 = Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 0, 0, 0)) + i as u32).to_string();
+            ep(&name(format!("web-{i}")), RecordType::A, &[&v4])
+        }
+        11..=13 => {
+            let v6 = Ipv6Addr::from((0x2001_0db8_u128 << 96) | i as u128).to_string();
+            ep(&name(format!("v6-{i}")), RecordType::Aaaa, &[&v6])
+        }
+        14..=15 => {
+            let to = format!("web-{}.example.org", i - i % 20 + 1);
+            ep(&name(format!("www-{i}")), RecordType::Cname, &[&to])
+        }
+        16..=17 => {
+            let text = format!(
+                "site-verification={:016x}",
+                (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            );
+            ep(&name(format!("txt-{i}")), RecordType::Txt, &[&text])
+        }
+        18 => ep(
+            &name(format!("mail-{i}")),
+            RecordType::Mx,
+            &[&format!("10 mx{}.mail.example.net", i % 7)],
+        ),
+        _ => ep(
+            &name(format!("_https._tcp.svc-{i}")),
+            RecordType::Srv,
+            &[&format!("10 5 443 node-{i}.example.net.")],
+        ),
+    };
+    e.with_ttl(Ttl(300))
+}
+
+/// Heap bytes the zone holds per record once the first sync of the benchmark's zone is applied.
+fn bytes_per_record() -> f64 {
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let zones = Arc::new(Zones::new(&[zone_config()], 1, Limits::default()));
+    let provider = DnsServerProvider::new(zones.clone(), 300);
+    let changes: Vec<Change> = (0..RECORDS).map(|i| Change::Create(record(i))).collect();
+    let before = ALLOC.allocated();
+    runtime
+        .block_on(extdns_provider::apply_changes(&provider, &changes))
+        .expect("the zone takes the records");
+    let after = ALLOC.allocated();
+    assert_eq!(
+        zones.read().zones()[0].record_count(),
+        RECORDS + 3,
+        "SOA, NS and glue besides"
+    );
+    (after - before) as f64 / RECORDS as f64
+}
+
+#[test]
+fn the_served_zone_holds_a_record_in_few_bytes() {
+    let per_record = bytes_per_record();
+    println!(
+        "served zone: {per_record:.0} B per record; Node {} B, RrSet {} B, RData {} B, Name {} B",
+        size_of::<extdns_dns_server::zones::Node>(),
+        size_of::<extdns_dns_server::zones::RrSet>(),
+        size_of::<hickory_proto::rr::RData>(),
+        size_of::<hickory_proto::rr::Name>()
+    );
+    // 1,377 B before the zone's vectors were cut to their length (issue 49); about 600 after.
+    assert!(per_record < 700.0, "{per_record:.0} B per record");
+}
