@@ -6,7 +6,7 @@
 //! only its target; `kill -9` of one extdns removes its targets after the TTL and not before (both sides of
 //! the bound, from the dead process's last heartbeat as the zone holds it), while a name it alone still
 //! owns keeps its target (the last owner is never pruned); the restarted extdns takes its targets back;
-//! external-dns v0.23.0 as a third owner keeps its own name and leaves the shared ones alone; one extdns's
+//! external-dns v0.23.0 as a third owner keeps its own name and leaves the shared ones alone (and v0.22.0 too); one extdns's
 //! writes refused for longer than the TTL (its TSIG key's grant taken out of BIND's update policy) get it
 //! pruned, and when they are accepted again it restores its targets without the other losing any; a second
 //! extdns under cluster one's owner id writes nothing shared, warns naming both instances and counts the
@@ -360,6 +360,14 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     answers(&zone, "legacy.example.org", &["203.0.113.87"], "external-dns")?;
     same_records(&shared_before, &shared_records(&server)?, "external-dns v0.23.0")?;
     eprintln!("  external-dns v0.23.0 published its own name and left the shared ones alone");
+    // external-dns v0.22.0, the release before, under an owner of its own and asking the same names: it
+    // leaves the shared ones alone too, and the name v0.23.0 owns.
+    let mut previous = Run::new(Which::ExternalDnsPrevious, &ns_legacy);
+    previous.owner = "legacy-previous";
+    previous.once(&ctx.cp, &server)?;
+    answers(&zone, "legacy.example.org", &["203.0.113.87"], "external-dns v0.22.0")?;
+    same_records(&shared_before, &shared_records(&server)?, "external-dns v0.22.0")?;
+    eprintln!("  external-dns v0.22.0 left the shared names and v0.23.0's name alone");
     let plain_before = plain_records(&server)?;
 
     partition(&server, &zone, &one, &two)?;
