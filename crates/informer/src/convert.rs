@@ -39,6 +39,10 @@ use crate::{StrMap, Sym};
 /// The annotation `kubectl apply` writes: a full JSON copy of the object, never read by a source.
 pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// extdns's own status annotation on Ingresses and routes (`--status-updates`), never read by a source:
+/// dropped from the views so that writing it leaves the view unchanged and wakes no sync.
+pub const STATUS_ANNOTATION: &str = "externaldns.k8s.io/status";
+
 /// The label linking an EndpointSlice to its Service.
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 
@@ -67,7 +71,7 @@ fn labels(m: &ObjectMeta) -> StrMap {
 
 fn annotations(m: &ObjectMeta) -> StrMap {
     opt_map(&m.annotations)
-        .filter(|(k, _)| k.as_str() != LAST_APPLIED_ANNOTATION)
+        .filter(|(k, _)| k.as_str() != LAST_APPLIED_ANNOTATION && k.as_str() != STATUS_ANNOTATION)
         .collect()
 }
 
@@ -645,6 +649,21 @@ mod tests {
                     hostname: Some("lb.example.com".into())
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn our_status_annotation_is_dropped_so_writing_it_wakes_no_sync() {
+        let i: networking::Ingress = parse(json!({"metadata": {"name": "web", "annotations": {
+            "externaldns.k8s.io/status": "{}", "other": "x"}}}));
+        let with = meta(&i.metadata);
+        assert!(!with.annotations.contains_key(STATUS_ANNOTATION));
+        assert_eq!(with.annotations.get("other"), Some("x"));
+        let without: networking::Ingress = parse(json!({"metadata": {"name": "web", "annotations": {"other": "x"}}}));
+        assert_eq!(
+            with,
+            meta(&without.metadata),
+            "a status write leaves the view as it was"
         );
     }
 

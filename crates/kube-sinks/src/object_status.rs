@@ -42,7 +42,7 @@ use tracing::{debug, info, warn};
 /// own controller's.
 pub const CONDITION_TYPE: &str = "externaldns.k8s.io/Published";
 /// The annotation on Ingresses and routes.
-pub const ANNOTATION: &str = "externaldns.k8s.io/status";
+pub const ANNOTATION: &str = extdns_informer::convert::STATUS_ANNOTATION;
 /// The field manager of every status write, so `managedFields` says who wrote what.
 pub const FIELD_MANAGER: &str = "extdns";
 /// The longest message, an Event note's: a condition message may be far longer, but a status nobody can
