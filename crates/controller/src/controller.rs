@@ -500,6 +500,13 @@ impl Controller {
         {
             self.metrics.count_registry_error();
             tracing::warn!(%error, "the registry's upkeep (shared names' heartbeats, pruning) failed; retried next full sync");
+            // Some of its writes may have landed while the snapshot it folds them into was left as read:
+            // plan from the zone as it is, never from a view that no longer describes it.
+            snapshot = self
+                .registry
+                .records()
+                .await
+                .inspect_err(|_| self.metrics.count_registry_error())?;
         }
 
         let store = self.cluster.store();
