@@ -572,7 +572,7 @@ impl Registry for DynamoDbRegistry {
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
-        Ok(self.provider.adjust_endpoints(endpoints).await?)
+        extdns_registry::plain_adjusted(self.provider.as_ref(), endpoints).await
     }
 
     fn domain_filter(&self) -> DomainFilter {

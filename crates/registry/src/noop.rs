@@ -46,7 +46,7 @@ impl Registry for NoopRegistry {
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
-        Ok(self.provider.adjust_endpoints(endpoints).await?)
+        crate::plain_adjusted(self.provider.as_ref(), endpoints).await
     }
 
     fn domain_filter(&self) -> DomainFilter {
@@ -72,6 +72,21 @@ mod tests {
         assert_eq!(registry.records().await?.records.into_vec(), vec![e]);
         assert!(
             registry.domain_filter().matches("a.example.com") && !registry.domain_filter().matches("a.example.org")
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_registry_without_shared_names_publishes_a_shared_name_as_a_plain_record() -> Result<(), RegistryError> {
+        let registry = NoopRegistry::new(Arc::new(InMemoryProvider::new(vec!["example.com".into()])));
+        let mut e = Endpoint::new("x.example.com", RecordType::A, ["1.2.3.4"]);
+        extdns_endpoint::shared::mark(&mut e);
+        let adjusted = registry.adjust_endpoints(vec![e]).await?;
+        // No provider stores the mark: left on, the plan would see a difference at every sync.
+        assert!(!extdns_endpoint::shared::is_shared(&adjusted[0]), "{adjusted:?}");
+        assert_eq!(
+            adjusted[0].targets,
+            Endpoint::new("x.example.com", RecordType::A, ["1.2.3.4"]).targets
         );
         Ok(())
     }

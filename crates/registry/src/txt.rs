@@ -863,7 +863,7 @@ impl Registry for TxtRegistry {
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
-        Ok(self.provider.adjust_endpoints(endpoints).await?)
+        crate::plain_adjusted(self.provider.as_ref(), endpoints).await
     }
 
     fn domain_filter(&self) -> DomainFilter {
