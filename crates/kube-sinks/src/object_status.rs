@@ -33,7 +33,6 @@ use async_trait::async_trait;
 use extdns_controller::{CancellationToken, NameBook, NameStatuses, ObjectNames, Reason, truncate_note};
 use extdns_informer::{Cluster, KindOverrides, ObjectKey, ResourceKind, Uid};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
@@ -211,6 +210,19 @@ pub enum StatusWriteError {
         /// What the client said.
         source: kube::Error,
     },
+    /// A 404 from a version the view does not watch the kind at (not watched yet: the configured or the
+    /// table's version, a guess): the object may well exist, so this is no sign it is gone.
+    #[error(
+        "cannot write the status of {object} at {api_version}, a version guessed while the kind is not watched: {source}"
+    )]
+    Unwatched {
+        /// The object.
+        object: ObjectKey,
+        /// The version the write went to.
+        api_version: String,
+        /// What the client said.
+        source: kube::Error,
+    },
 }
 
 impl StatusWriteError {
@@ -222,7 +234,7 @@ impl StatusWriteError {
                 source: kube::Error::Api(status),
                 ..
             } => status.code == 403,
-            StatusWriteError::Api { .. } => false,
+            StatusWriteError::Api { .. } | StatusWriteError::Unwatched { .. } => false,
         }
     }
 
@@ -234,7 +246,7 @@ impl StatusWriteError {
                 source: kube::Error::Api(status),
                 ..
             } => status.code == 404 || status.code == 409,
-            StatusWriteError::Api { .. } => false,
+            StatusWriteError::Api { .. } | StatusWriteError::Unwatched { .. } => false,
         }
     }
 }
@@ -272,15 +284,6 @@ impl KubeStatusApi {
             cluster,
         }
     }
-
-    /// Where `kind` is written: where the view watches it (the version and plural discovery found), else
-    /// (not watched yet) as configured or the table's first version.
-    fn resource(&self, kind: ResourceKind) -> ApiResource {
-        self.cluster
-            .store()
-            .watched_at(kind)
-            .unwrap_or_else(|| self.overrides.api_resource(kind))
-    }
 }
 
 #[async_trait]
@@ -293,7 +296,9 @@ impl StatusApi for KubeStatusApi {
         status: &ObjectStatus,
         since: &str,
     ) -> Result<(), StatusWriteError> {
-        let resource = self.resource(key.kind);
+        let watched = self.cluster.store().watched_at(key.kind);
+        let guessed = watched.is_none();
+        let resource = watched.unwrap_or_else(|| self.overrides.api_resource(key.kind));
         let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &key.namespace, &resource);
         // Forced: the condition type and the annotation are ours alone; another manager that set them
         // (an older extdns of another name) gives them up.
@@ -308,9 +313,16 @@ impl StatusApi for KubeStatusApi {
                 api.patch(&key.name, &params, &Patch::Apply(&patch)).await
             }
         };
-        written.map(|_| ()).map_err(|source| StatusWriteError::Api {
-            object: key.clone(),
-            source,
+        written.map(|_| ()).map_err(|source| match source {
+            kube::Error::Api(ref status) if guessed && status.code == 404 => StatusWriteError::Unwatched {
+                object: key.clone(),
+                api_version: resource.api_version.clone(),
+                source,
+            },
+            source => StatusWriteError::Api {
+                object: key.clone(),
+                source,
+            },
         })
     }
 }
@@ -663,6 +675,31 @@ mod tests {
             }
             self.ok.write(key, uid, mechanism, status, since).await
         }
+    }
+
+    #[test]
+    fn a_404_at_a_guessed_version_is_no_sign_the_object_is_gone() {
+        let error = |code| {
+            kube::Error::Api(Box::new(
+                kube::core::Status::failure("not found", "NotFound").with_code(code),
+            ))
+        };
+        let object = ObjectKey {
+            kind: ResourceKind::Ingress,
+            namespace: "ns".into(),
+            name: "web".into(),
+        };
+        let served = StatusWriteError::Api {
+            object: object.clone(),
+            source: error(404),
+        };
+        let guessed = StatusWriteError::Unwatched {
+            object,
+            api_version: "networking.k8s.io/v1beta1".into(),
+            source: error(404),
+        };
+        assert!(served.is_gone());
+        assert!(!guessed.is_gone(), "retried, not dropped");
     }
 
     #[tokio::test(start_paused = true)]
