@@ -62,6 +62,10 @@ const REQUIRED: &[(Provides, &str)] = &[
     (Provides::Program("promtool"), "prometheus"),
     // The DNSSEC tests validate the built-in server's signed zones with Unbound as well as BIND.
     (Provides::Program("unbound"), "unbound"),
+    // What the DNSSEC suites call besides: Unbound's control program (anchors swapped with the cache kept)
+    // and BIND's `delv`, checked by the harness on their own (a machine may have dig without delv).
+    (Provides::Program("unbound-control"), "unbound"),
+    (Provides::Program("delv"), "bind9-dnsutils"),
 ];
 
 /// The packages whose programs or files are missing, each once, in table order.

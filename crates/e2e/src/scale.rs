@@ -741,7 +741,7 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
             let writes = writes_total(extdns_metrics)? - before;
             // What the writer still had queued lands after the stream: counted while the spacing passes.
             std::thread::sleep(SPACING);
-            let status = status_writes(&audit)? - status_before;
+            let status = status_writes(&audit)?.saturating_sub(status_before);
             for (i, f) in figures.iter_mut().enumerate() {
                 f.streams[s] = seen[i].clone();
             }

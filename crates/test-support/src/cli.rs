@@ -6,13 +6,18 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// `program` without the caller's `EXTERNAL_DNS_*` and `RUST_LOG` variables, nor any starting with one of
-/// `prefixes` (a provider's own, such as `AWS_`): a developer's environment must not change the flags.
+/// The proxy variables Go's and reqwest's clients honour: a caller's proxy must not carry the program's
+/// calls to a loopback fake off the machine (a test that wants one sets it on the command).
+const PROXY_VARIABLES: &[&str] = &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"];
+
+/// `program` without the caller's `EXTERNAL_DNS_*`, `RUST_LOG` and proxy variables, nor any starting with
+/// one of `prefixes` (a provider's own, such as `AWS_`): a developer's environment must not change the flags.
 pub fn command(program: impl AsRef<OsStr>, prefixes: &[&str]) -> Command {
     let mut cmd = Command::new(program);
     for (key, _) in std::env::vars_os() {
         let k = key.to_string_lossy();
-        if k.starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" || prefixes.iter().any(|p| k.starts_with(p)) {
+        let proxy = PROXY_VARIABLES.iter().any(|p| k.eq_ignore_ascii_case(p));
+        if proxy || k.starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" || prefixes.iter().any(|p| k.starts_with(p)) {
             cmd.env_remove(&key);
         }
     }
