@@ -521,7 +521,7 @@ impl Controller {
         if !self.cluster.synced() {
             return Err(SyncError::NotSynced);
         }
-        let endpoints = self.health_filtered(output.endpoints, &snapshot, true);
+        let endpoints = self.health_filtered(output.endpoints, true);
         let desired = self
             .registry
             .adjust_endpoints(endpoints)
@@ -626,7 +626,7 @@ impl Controller {
             cache.owned.reset();
             cache.stale = false;
         }
-        let endpoints = self.health_filtered(changed.output.endpoints, &cache.snapshot, false);
+        let endpoints = self.health_filtered(changed.output.endpoints, false);
         let desired = self
             .registry
             .adjust_endpoints(endpoints)
@@ -672,14 +672,8 @@ impl Controller {
     }
 
     /// The desired endpoints as the health of shared names leaves them (`crate::health`).
-    fn health_filtered(&self, endpoints: Vec<Endpoint>, snapshot: &Snapshot, full: bool) -> Vec<Endpoint> {
-        crate::health::filter::apply(
-            endpoints,
-            self.health.as_ref(),
-            snapshot,
-            &self.config.plan.owner_id,
-            full,
-        )
+    fn health_filtered(&self, endpoints: Vec<Endpoint>, full: bool) -> Vec<Endpoint> {
+        crate::health::filter::apply(endpoints, self.health.as_ref(), full)
     }
 
     /// Plans `input.desired` against `input.current`, holds back what must not change (records of objects

@@ -280,12 +280,15 @@ pub enum RegistryError {
 /// The endpoints as a registry without the shared-names layer hands them to its provider: the shared
 /// mark taken off (only the TXT registry's `SharedRegistry` publishes shared names; elsewhere the name is
 /// a plain record), since no provider stores the mark and a desired record carrying it would differ from
-/// the current one at every sync; then the provider's own adjustments.
+/// the current one at every sync; its health verdict applied as an owner alone at the name applies it
+/// (unhealthy targets withdrawn unless all are, [`shared::health::withdraw_alone`]); then the provider's
+/// own adjustments.
 pub async fn plain_adjusted(
     provider: &dyn extdns_provider::Provider,
     mut endpoints: Vec<Endpoint>,
 ) -> Result<Vec<Endpoint>, RegistryError> {
     for e in &mut endpoints {
+        shared::health::withdraw_alone(e);
         extdns_endpoint::shared::unmark(e);
     }
     Ok(provider.adjust_endpoints(endpoints).await?)

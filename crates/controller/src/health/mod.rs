@@ -6,8 +6,9 @@
 //! layer rules). Each sync hands the table the checks its desired endpoints ask for ([`filter::apply`]);
 //! the table runs one task per (name, target, check), and the sync reads the verdicts from it. A target
 //! changing state wakes the loop for a full sync at once (`--min-event-sync-interval` apart, as any
-//! event), not at the next `--interval`. Fail open: when every target of the name would be withdrawn,
-//! this cluster's own and every other owner's, this cluster keeps all of its own published.
+//! event), not at the next `--interval`. The verdicts travel in this owner's contribution record
+//! (`extdns_registry::shared::health`): fail open, every target published when none of any owner is
+//! healthy, is decided there, from the zone, by every owner alike.
 
 mod check;
 pub(crate) mod filter;
@@ -20,7 +21,6 @@ use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
-use extdns_endpoint::RecordType;
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 use tracing::{info, warn};
@@ -59,10 +59,6 @@ struct State {
 #[derive(Default)]
 struct Inner {
     probes: HashMap<ProbeKey, Slot>,
-    /// Shared records (lower-cased name, type) whose own targets are all unhealthy and stay published
-    /// (fail open) until one of them is healthy again: sticky, so two clusters going unhealthy together
-    /// settle with both published instead of taking turns.
-    fail_open: HashSet<(String, RecordType)>,
 }
 
 struct Slot {
@@ -144,9 +140,8 @@ impl HealthTable {
         true
     }
 
-    /// Stops the probes not in `wanted` (after a full sync: what no desired endpoint asks for any more)
-    /// and forgets the fail-open state of records not in `names`.
-    pub(crate) fn retain(&self, wanted: &HashSet<ProbeKey>, names: &HashSet<(String, RecordType)>) {
+    /// Stops the probes not in `wanted` (after a full sync: what no desired endpoint asks for any more).
+    pub(crate) fn retain(&self, wanted: &HashSet<ProbeKey>) {
         let mut inner = self.state.lock();
         inner.probes.retain(|key, slot| {
             let keep = wanted.contains(key);
@@ -155,33 +150,8 @@ impl HealthTable {
             }
             keep
         });
-        inner.fail_open.retain(|n| names.contains(n));
         drop(inner);
         self.state.observe_targets();
-    }
-
-    /// Whether the record is held in fail open.
-    pub(crate) fn fail_open(&self, record: &(String, RecordType)) -> bool {
-        self.state.lock().fail_open.contains(record)
-    }
-
-    /// Enters or leaves fail open for the record, logging either.
-    pub(crate) fn set_fail_open(&self, record: &(String, RecordType), on: bool) {
-        let mut inner = self.state.lock();
-        let changed = if on {
-            inner.fail_open.insert(record.clone())
-        } else {
-            inner.fail_open.remove(record)
-        };
-        if changed && on {
-            warn!(
-                name = %record.0,
-                record_type = %record.1,
-                "every target of the shared name is unhealthy and no other owner publishes one: all stay published (fail open)"
-            );
-        } else if changed {
-            info!(name = %record.0, record_type = %record.1, "a target of the shared name is healthy again: fail open ends");
-        }
     }
 }
 

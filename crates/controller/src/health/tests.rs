@@ -1,6 +1,7 @@
-//! The health verdicts as a sync applies them: withdrawal, fail open (sticky), the properties taken off;
-//! then real sockets on loopback through the controller: a TCP listener that closes and comes back, an
-//! HTTP server that answers 500 then 200, each target leaving and returning in the published record.
+//! The health verdicts as a sync applies them: the unhealthy targets named for the registry, the
+//! properties taken off; then real sockets on loopback through the controller and the shared registry: a
+//! TCP listener that closes and comes back, an HTTP server that answers 500 then 200, each target leaving
+//! and returning in the published record, and two owners whose targets all fail at once both staying.
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
@@ -13,8 +14,9 @@ use extdns_endpoint::shared::{self, HEALTH_CHECK, HEALTH_INTERVAL, HEALTH_THRESH
 use extdns_endpoint::{Endpoint, RecordType};
 use extdns_informer::{ClusterStore, LiveCluster};
 use extdns_provider::{InMemoryProvider, Provider};
+use extdns_registry::shared::health;
 use extdns_registry::shared::{SharedConfig, SharedRegistry};
-use extdns_registry::{Ownership, OwnershipConfig, Registry, Snapshot, TxtRegistry, TxtRegistryConfig};
+use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
 use extdns_source::{DesiredIndex, PipelineOutput, SourceError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -53,10 +55,6 @@ fn tcp_key(target: &str) -> ProbeKey {
     }
 }
 
-fn record() -> (String, RecordType) {
-    (NAME.to_string(), RecordType::A)
-}
-
 /// A shared registry of `owner` over `provider`.
 fn registry(provider: Arc<dyn Provider>, owner: &str) -> Result<SharedRegistry, Box<dyn std::error::Error>> {
     let mut config = OwnershipConfig::default();
@@ -67,21 +65,6 @@ fn registry(provider: Arc<dyn Provider>, owner: &str) -> Result<SharedRegistry, 
         TxtRegistryConfig::new(ownership.clone()),
     ));
     Ok(SharedRegistry::new(txt, provider, &ownership, SharedConfig::default())?)
-}
-
-/// A read of a zone where `cluster-b` contributes 192.0.2.9 to the name, or of an empty zone.
-async fn read(with_other_owner: bool) -> Result<Snapshot, Box<dyn std::error::Error>> {
-    let mut records = Vec::new();
-    if with_other_owner {
-        records.push(Endpoint::new(NAME, RecordType::A, ["192.0.2.9"]));
-        records.push(Endpoint::new(
-            "cluster-b._extdns-shared.a-web.example.org",
-            RecordType::Txt,
-            ["\"heritage=extdns-shared,kind=targets,owner=cluster-b,record=web.example.org,type=A,targets=192.0.2.9\""],
-        ));
-    }
-    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.org".into()], records));
-    Ok(registry(provider, OWNER)?.records().await?)
 }
 
 fn targets(endpoints: &[Endpoint]) -> Vec<String> {
@@ -103,95 +86,63 @@ fn set(table: &HealthTable, key: &ProbeKey, healthy: bool) {
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn an_unhealthy_target_is_withdrawn_and_the_properties_never_reach_the_plan() -> Res {
-    let snapshot = read(false).await?;
+async fn an_unhealthy_target_is_named_for_the_registry_and_the_properties_never_reach_the_plan() -> Res {
     let table = HealthTable::idle();
     set(&table, &tcp_key("192.0.2.1"), false);
     let out = apply(
         vec![shared_a(&["192.0.2.1", "192.0.2.2"], "tcp:443")],
         Some(&table),
-        &snapshot,
-        OWNER,
         true,
     );
-    assert_eq!(targets(&out), ["192.0.2.2"]);
+    // Every target stays on the endpoint: the registry publishes what every owner's verdicts say.
+    assert_eq!(targets(&out), ["192.0.2.1", "192.0.2.2"]);
+    assert_eq!(health::unhealthy_of(&out[0]), ["192.0.2.1"]);
     for property in [HEALTH_CHECK, HEALTH_INTERVAL, HEALTH_THRESHOLD] {
         assert_eq!(out[0].provider_specific.get(property), None, "{property}");
     }
     assert!(shared::is_shared(&out[0]));
-    // Without a table (extdns plan builds none) the properties go all the same, and nothing is withdrawn.
-    let out = apply(vec![shared_a(&["192.0.2.1"], "tcp:443")], None, &snapshot, OWNER, true);
+    // Healthy again: no verdict on the endpoint.
+    set(&table, &tcp_key("192.0.2.1"), true);
+    let out = apply(
+        vec![shared_a(&["192.0.2.1", "192.0.2.2"], "tcp:443")],
+        Some(&table),
+        true,
+    );
+    assert_eq!(out[0].provider_specific.get(health::UNHEALTHY), None);
+    // Without a table (extdns plan builds none) the properties go all the same, and no verdict is named.
+    let out = apply(vec![shared_a(&["192.0.2.1"], "tcp:443")], None, true);
     assert_eq!(targets(&out), ["192.0.2.1"]);
     assert_eq!(out[0].provider_specific.get(HEALTH_CHECK), None);
-    Ok(())
-}
-
-#[tokio::test(flavor = "current_thread")]
-async fn all_own_targets_unhealthy_are_withdrawn_only_while_another_owner_publishes() -> Res {
-    let table = HealthTable::idle();
-    set(&table, &tcp_key("192.0.2.1"), false);
-    let desired = || vec![shared_a(&["192.0.2.1"], "tcp:443")];
-    // cluster-b publishes 192.0.2.9: this cluster's only target leaves the name.
-    let out = apply(desired(), Some(&table), &read(true).await?, OWNER, true);
-    assert!(out.is_empty(), "{out:?}");
-    assert!(!table.fail_open(&record()));
-    // Alone at the name: fail open, the target stays.
-    let out = apply(desired(), Some(&table), &read(false).await?, OWNER, true);
-    assert_eq!(targets(&out), ["192.0.2.1"]);
-    assert!(table.fail_open(&record()));
-    // Sticky: another owner coming back does not withdraw it again (two clusters failing together
-    // would otherwise take turns).
-    let out = apply(desired(), Some(&table), &read(true).await?, OWNER, true);
-    assert_eq!(targets(&out), ["192.0.2.1"]);
-    // Until a target is healthy again.
-    set(&table, &tcp_key("192.0.2.1"), true);
-    let out = apply(desired(), Some(&table), &read(true).await?, OWNER, true);
-    assert_eq!(targets(&out), ["192.0.2.1"]);
-    assert!(!table.fail_open(&record()));
+    assert_eq!(out[0].provider_specific.get(health::UNHEALTHY), None);
     Ok(())
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn names_not_shared_or_with_a_bad_check_are_not_probed_and_stay() -> Res {
-    let snapshot = read(false).await?;
     let table = HealthTable::idle();
     let mut plain = shared_a(&["192.0.2.1"], "tcp:443");
     shared::unmark(&mut plain);
-    let out = apply(
-        vec![plain, shared_a(&["192.0.2.2"], "udp:53")],
-        Some(&table),
-        &snapshot,
-        OWNER,
-        true,
-    );
+    let out = apply(vec![plain, shared_a(&["192.0.2.2"], "udp:53")], Some(&table), true);
     assert_eq!(targets(&out), ["192.0.2.1", "192.0.2.2"]);
     assert!(out.iter().all(|e| e.provider_specific.get(HEALTH_CHECK).is_none()));
+    assert!(out.iter().all(|e| e.provider_specific.get(health::UNHEALTHY).is_none()));
     assert!(table.state.lock().probes.is_empty());
     Ok(())
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_full_sync_stops_the_probes_no_endpoint_asks_for() -> Res {
-    let snapshot = read(false).await?;
     let table = HealthTable::idle();
     apply(
         vec![shared_a(&["192.0.2.1", "192.0.2.2"], "tcp:443")],
         Some(&table),
-        &snapshot,
-        OWNER,
         true,
     );
     assert_eq!(table.state.lock().probes.len(), 2);
     // An incremental sync sees only some names: it stops nothing.
-    apply(Vec::new(), Some(&table), &snapshot, OWNER, false);
+    apply(Vec::new(), Some(&table), false);
     assert_eq!(table.state.lock().probes.len(), 2);
-    apply(
-        vec![shared_a(&["192.0.2.2"], "tcp:443")],
-        Some(&table),
-        &snapshot,
-        OWNER,
-        true,
-    );
+    apply(vec![shared_a(&["192.0.2.2"], "tcp:443")], Some(&table), true);
     let left: HashSet<IpAddr> = table.state.lock().probes.keys().map(|k| k.target).collect();
     assert_eq!(left, HashSet::from([IpAddr::V4(Ipv4Addr::new(192, 0, 2, 2))]));
     Ok(())
@@ -217,16 +168,72 @@ fn controller(
     table: &HealthTable,
 ) -> Result<(Controller, Arc<InMemoryProvider>), Box<dyn std::error::Error>> {
     let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
-    let registry = Arc::new(registry(provider.clone(), OWNER)?);
+    Ok((controller_of(provider.clone(), OWNER, desired, table)?, provider))
+}
+
+/// A controller of `owner` publishing `desired` over `provider`, probing with `table`.
+fn controller_of(
+    provider: Arc<InMemoryProvider>,
+    owner: &str,
+    desired: Vec<Endpoint>,
+    table: &HealthTable,
+) -> Result<Controller, Box<dyn std::error::Error>> {
+    let registry = Arc::new(registry(provider, owner)?);
     let mut config = ControllerConfig::default();
-    config.plan.owner_id = OWNER.into();
+    config.plan.owner_id = owner.into();
     // Only a transition may bring the next sync: the interval never comes within a test.
     config.interval = Duration::from_secs(3600);
     let cluster = Arc::new(LiveCluster::from_store(ClusterStore::new()));
     let metrics = Arc::new(Metrics::new("test", "test"));
-    let controller = Controller::new(cluster, Arc::new(Fixed(Mutex::new(desired))), registry, config, metrics)
-        .with_health(table.clone());
-    Ok((controller, provider))
+    Ok(
+        Controller::new(cluster, Arc::new(Fixed(Mutex::new(desired))), registry, config, metrics)
+            .with_health(table.clone()),
+    )
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn two_owners_whose_targets_all_fail_in_one_interval_both_stay_published() -> Res {
+    let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+    let (table_a, table_b) = (HealthTable::idle(), HealthTable::idle());
+    let a = controller_of(
+        provider.clone(),
+        OWNER,
+        vec![shared_a(&["192.0.2.1"], "tcp:443")],
+        &table_a,
+    )?;
+    let b = controller_of(
+        provider.clone(),
+        "cluster-b",
+        vec![shared_a(&["192.0.2.2"], "tcp:443")],
+        &table_b,
+    )?;
+    a.run_once().await?;
+    b.run_once().await?;
+    assert_eq!(published(&provider).await?, ["192.0.2.1", "192.0.2.2"]);
+
+    // a's target fails: b's healthy one is the record.
+    set(&table_a, &tcp_key("192.0.2.1"), false);
+    a.run_once().await?;
+    assert_eq!(published(&provider).await?, ["192.0.2.2"]);
+    // b's fails in the same interval: nothing healthy is left anywhere, so everything is published, and
+    // each owner's next sync (or upkeep) keeps it so.
+    set(&table_b, &tcp_key("192.0.2.2"), false);
+    b.run_once().await?;
+    assert_eq!(published(&provider).await?, ["192.0.2.1", "192.0.2.2"]);
+    a.run_once().await?;
+    b.run_once().await?;
+    assert_eq!(published(&provider).await?, ["192.0.2.1", "192.0.2.2"]);
+    // b recovers: only its healthy target stays.
+    set(&table_b, &tcp_key("192.0.2.2"), true);
+    b.run_once().await?;
+    assert_eq!(published(&provider).await?, ["192.0.2.2"]);
+    a.run_once().await?;
+    assert_eq!(published(&provider).await?, ["192.0.2.2"]);
+    // And a: both again.
+    set(&table_a, &tcp_key("192.0.2.1"), true);
+    a.run_once().await?;
+    assert_eq!(published(&provider).await?, ["192.0.2.1", "192.0.2.2"]);
+    Ok(())
 }
 
 /// The published targets of the A record.

@@ -32,8 +32,11 @@ pub struct Contribution {
     pub record_type: RecordType,
     /// The object that asked for the targets in that owner's cluster (`service/default/web`), if any.
     pub resource: Option<String>,
-    /// The owner's targets, sorted and without duplicates.
+    /// The owner's targets, sorted and without duplicates, healthy or not.
     pub targets: Vec<String>,
+    /// Those of `targets` the owner's health checks find unhealthy, sorted (`unhealthy=`, absent when
+    /// none): every owner computes the published set from them alike ([`super::health::published`]).
+    pub unhealthy: Vec<String>,
 }
 
 /// An owner's proof of life in one domain.
@@ -139,6 +142,11 @@ impl Format {
         }
         plain.push_str(",targets=");
         plain.push_str(&c.targets.join(" "));
+        // Only when some are unhealthy: a healthy contribution reads exactly as before the field existed.
+        if !c.unhealthy.is_empty() {
+            plain.push_str(",unhealthy=");
+            plain.push_str(&c.unhealthy.join(" "));
+        }
         self.seal(plain)
     }
 
@@ -199,12 +207,26 @@ fn parse_plain(plain: &str) -> Option<SharedValue> {
                 .collect();
             targets.sort();
             targets.dedup();
+            // Only targets the contribution holds can be unhealthy; a reader without the field (or an
+            // older writer) takes every target as healthy.
+            let mut unhealthy: Vec<String> = fields
+                .get("unhealthy")
+                .map(|u| {
+                    u.split(' ')
+                        .filter(|t| !t.is_empty() && targets.iter().any(|h| h == t))
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            unhealthy.sort();
+            unhealthy.dedup();
             Some(SharedValue::Contribution(Contribution {
                 owner,
                 record: fields.get("record").filter(|r| !r.is_empty())?.to_string(),
                 record_type: RecordType::from(*fields.get("type")?),
                 resource: fields.get("resource").filter(|r| !r.is_empty()).map(|r| r.to_string()),
                 targets,
+                unhealthy,
             }))
         }
         "heartbeat" => Some(SharedValue::Heartbeat(Heartbeat {

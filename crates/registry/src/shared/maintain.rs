@@ -188,7 +188,7 @@ impl SharedRegistry {
             if gone.is_empty() {
                 // No one to prune, but two owners writing at once may have left the record without the
                 // other's latest targets: repaired here, a write only when the record differs from the union.
-                let union = view.union(key, |_| true);
+                let union = view.published(key, |_| true, None);
                 let template = Endpoint::new(&key.0, key.1.clone(), std::iter::empty::<&str>());
                 if let Some(record) = record_change(view.records.get(key), key, &union, &template) {
                     plan.prunes.push(Prune {
@@ -203,7 +203,7 @@ impl SharedRegistry {
             for o in &gone {
                 *pruned.entry((domain, o)).or_default() += 1;
             }
-            let union = view.union(key, |o| !gone.iter().any(|g| g.as_str() == o));
+            let union = view.published(key, |o| !gone.iter().any(|g| g.as_str() == o), None);
             let template = Endpoint::new(&key.0, key.1.clone(), std::iter::empty::<&str>());
             let record = record_change(view.records.get(key), key, &union, &template);
             let deletes = gone

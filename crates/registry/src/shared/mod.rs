@@ -3,11 +3,12 @@
 //! TXT registry: names not marked shared go through it untouched; a shared name's record is the union of
 //! the live owners' contributions, each held in the owner's own contribution record, and each owner proves
 //! itself alive with one heartbeat per domain, so a dead owner's targets are pruned by the others without a
-//! write per name.
+//! write per name. Each contribution names its unhealthy targets apart ([`health`]), so every owner
+//! publishes the same set: the healthy targets, or all of them when none is healthy (fail open).
 
 mod format;
+pub mod health;
 mod maintain;
-mod others;
 mod preview;
 #[cfg(test)]
 mod tests;
@@ -24,7 +25,6 @@ use extdns_endpoint::{Change, DomainFilter, Endpoint, shared};
 use extdns_provider::{Provider, ReadState, zone::Placement};
 
 pub use format::{Contribution, Format, FormatError, Heartbeat, SharedValue};
-pub use others::others_contribute;
 pub use preview::{OwnerShare, SharedName};
 use view::SharedView;
 
@@ -363,18 +363,26 @@ impl Registry for SharedRegistry {
     }
 
     async fn adjust_endpoints(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
-        // The provider sees the records as it stores them, without the mark, which comes back after.
-        let mut marked = std::collections::HashSet::new();
+        // The provider sees the records as it stores them, without the mark and the health verdict, which
+        // come back after (a provider may drop properties it does not know).
+        let mut marked = std::collections::HashMap::new();
         for e in &mut endpoints {
+            let unhealthy = e.provider_specific.remove(health::UNHEALTHY);
             if shared::unmark(e) {
-                marked.insert(view::key_of(e));
+                marked.insert(view::key_of(e), unhealthy);
             }
         }
         let mut adjusted = self.inner.adjust_endpoints(endpoints).await?;
         if !marked.is_empty() {
             for e in &mut adjusted {
-                if e.set_identifier.is_empty() && marked.contains(&view::key_of(e)) {
+                if !e.set_identifier.is_empty() {
+                    continue;
+                }
+                if let Some(unhealthy) = marked.get(&view::key_of(e)) {
                     shared::mark(e);
+                    if let Some(list) = unhealthy {
+                        e.provider_specific.set(health::UNHEALTHY, list.clone());
+                    }
                 }
             }
         }

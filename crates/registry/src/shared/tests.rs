@@ -511,6 +511,7 @@ fn contribution_and_heartbeat_values_round_trip() -> Res {
                 record_type: RecordType::Aaaa,
                 resource: Some("service/default/web".to_string()),
                 targets: vec!["2001:db8::1".to_string(), "2001:db8::2".to_string()],
+                unhealthy: vec!["2001:db8::2".to_string()],
             };
             let value = f.contribution_value(&c)?;
             assert_eq!(
@@ -541,6 +542,7 @@ fn contribution_and_heartbeat_values_round_trip() -> Res {
         record_type: RecordType::A,
         resource: None,
         targets: vec!["192.0.2.1".into()],
+        unhealthy: Vec::new(),
     })?;
     assert_eq!(formats[0].2.parse(&sealed), None);
     assert_eq!(
@@ -571,10 +573,19 @@ fn names_and_values_match_the_specification() -> Res {
         record_type: RecordType::A,
         resource: Some("service/default/web".into()),
         targets: vec!["192.0.2.1".into(), "192.0.2.2".into()],
+        unhealthy: Vec::new(),
     };
     assert_eq!(
         f.contribution_value(&c)?,
         "\"heritage=extdns-shared,kind=targets,owner=cluster-a,record=web.example.org,type=A,resource=service/default/web,targets=192.0.2.1 192.0.2.2\""
+    );
+    let unhealthy = Contribution {
+        unhealthy: vec!["192.0.2.2".into()],
+        ..c
+    };
+    assert_eq!(
+        f.contribution_value(&unhealthy)?,
+        "\"heritage=extdns-shared,kind=targets,owner=cluster-a,record=web.example.org,type=A,resource=service/default/web,targets=192.0.2.1 192.0.2.2,unhealthy=192.0.2.2\""
     );
     let h = Heartbeat {
         owner: "cluster-a".into(),
@@ -630,5 +641,133 @@ async fn a_record_that_lost_an_owners_targets_is_repaired_by_the_upkeep() -> Res
     sync(&a, &web_a).await?;
     assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1", "192.0.2.2"]);
     assert_eq!(a.stats().owners_pruned(), 0);
+    Ok(())
+}
+
+/// `shared_a` with `unhealthy` of its targets named as the controller's prober names them.
+fn with_unhealthy(mut e: Endpoint, unhealthy: &[&str]) -> Endpoint {
+    super::health::set_unhealthy(&mut e, unhealthy.iter().map(|t| t.to_string()));
+    e
+}
+
+#[tokio::test]
+async fn two_owners_whose_targets_are_all_unhealthy_keep_everything_published() -> Res {
+    let TwoOwners { zone, a, b, .. } = web_shared_by_two().await?;
+    let a_down = [with_unhealthy(
+        shared_a("web.example.org", &["192.0.2.1"], "web"),
+        &["192.0.2.1"],
+    )];
+    let b_down = [with_unhealthy(
+        shared_a("web.example.org", &["192.0.2.2"], "web"),
+        &["192.0.2.2"],
+    )];
+    // Both fail within one interval, in either order: neither withdrawal empties the record.
+    sync(&a, &a_down).await?;
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.2"]);
+    sync(&b, &b_down).await?;
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1", "192.0.2.2"]);
+    // At rest both agree: nothing is planned, nothing repaired.
+    zone.take();
+    assert!(sync(&a, &a_down).await?.is_empty());
+    assert!(sync(&b, &b_down).await?.is_empty());
+    assert_eq!(zone.take(), 0);
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1", "192.0.2.2"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn one_healthy_owner_withdraws_the_others_unhealthy_targets_until_they_recover() -> Res {
+    let TwoOwners {
+        zone,
+        a,
+        b,
+        web_a,
+        web_b,
+        ..
+    } = web_shared_by_two().await?;
+    let a_down = [with_unhealthy(
+        shared_a("web.example.org", &["192.0.2.1"], "web"),
+        &["192.0.2.1"],
+    )];
+    sync(&a, &a_down).await?;
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.2"]);
+    // b's upkeep and syncs compute the same set: they keep a's unhealthy target out.
+    assert!(sync(&b, &web_b).await?.is_empty());
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.2"]);
+    // a recovers: its target returns.
+    assert_eq!(sync(&a, &web_a).await?.len(), 1);
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1", "192.0.2.2"]);
+    // A partly unhealthy owner keeps its healthy targets.
+    let a_two = [with_unhealthy(
+        shared_a("web.example.org", &["192.0.2.1", "192.0.2.3"], "web"),
+        &["192.0.2.3"],
+    )];
+    sync(&a, &a_two).await?;
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1", "192.0.2.2"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_contribution_without_health_counts_as_healthy() -> Res {
+    // cluster-old writes contributions as extdns did before health travelled in them.
+    let zone = Counting::zone();
+    let old = Endpoint::new(
+        "cluster-old._extdns-shared.a-web.example.org",
+        RecordType::Txt,
+        ["\"heritage=extdns-shared,kind=targets,owner=cluster-old,record=web.example.org,type=A,targets=192.0.2.9\""],
+    );
+    zone.inner
+        .insert([old, Endpoint::new("web.example.org", RecordType::A, ["192.0.2.9"])]);
+    let now = Arc::new(AtomicU64::new(1_000_000));
+    let a = owner(&zone, "cluster-a", &now)?;
+    sync(
+        &a,
+        &[with_unhealthy(
+            shared_a("web.example.org", &["192.0.2.1"], "web"),
+            &["192.0.2.1"],
+        )],
+    )
+    .await?;
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.9"]);
+    // What an older reader sees of ours: every target, healthy or not (it ignores the field).
+    let ours = zone
+        .all()
+        .await?
+        .into_iter()
+        .find(|e| e.dns_name == "cluster-a._extdns-shared.a-web.example.org")
+        .ok_or("our contribution")?;
+    assert!(
+        ours.targets
+            .iter()
+            .any(|t| t.to_string().contains("targets=192.0.2.1,unhealthy=192.0.2.1")),
+        "{ours:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_health_verdict_never_reaches_the_provider() -> Res {
+    let zone = Counting::zone();
+    let now = Arc::new(AtomicU64::new(1_000_000));
+    let a = owner(&zone, "cluster-a", &now)?;
+    let down = with_unhealthy(
+        shared_a("web.example.org", &["192.0.2.1", "192.0.2.2"], "web"),
+        &["192.0.2.2"],
+    );
+    let adjusted = a.adjust_endpoints(vec![down]).await?;
+    assert_eq!(
+        super::health::unhealthy_of(&adjusted[0]),
+        ["192.0.2.2"],
+        "kept for the plan"
+    );
+    sync(&a, &adjusted).await?;
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1"]);
+    let stored = zone.all().await?;
+    assert!(
+        stored
+            .iter()
+            .all(|e| e.provider_specific.get(super::health::UNHEALTHY).is_none() && !shared::is_shared(e)),
+        "{stored:?}"
+    );
     Ok(())
 }

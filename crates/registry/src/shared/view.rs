@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use extdns_endpoint::{Endpoint, RecordType, Targets, label, shared};
 
 use super::format::{Contribution, Format, Heartbeat, SharedValue};
+use super::health;
 
 /// A shared record's identity: its lower-cased name and type (shared records have no set identifier).
 pub(crate) type Key = (String, RecordType);
@@ -117,19 +118,29 @@ impl SharedView {
         None
     }
 
-    /// The union of the targets of `key`'s contributions by owners `keep` accepts, sorted.
-    pub(crate) fn union(&self, key: &Key, keep: impl Fn(&str) -> bool) -> Vec<String> {
-        let mut all: Vec<String> = self
+    /// The targets `key`'s record publishes from the contributions of owners `keep` accepts, with ours
+    /// (`ours`, when given) in place of what the zone holds of ours: [`health::published`].
+    pub(crate) fn published(&self, key: &Key, keep: impl Fn(&str) -> bool, ours: Option<&Contribution>) -> Vec<String> {
+        let stored = self
             .contributions
             .get(key)
             .into_iter()
             .flat_map(|m| m.values())
-            .filter(|s| keep(&s.value.owner))
-            .flat_map(|s| s.value.targets.iter().cloned())
-            .collect();
-        all.sort();
-        all.dedup();
-        all
+            .map(|s| &s.value)
+            .filter(|c| keep(&c.owner));
+        health::published(stored.chain(ours))
+    }
+
+    /// Whether [`SharedView::published`] of the same arguments fails open: targets, none of them healthy.
+    pub(crate) fn fails_open(&self, key: &Key, keep: impl Fn(&str) -> bool, ours: Option<&Contribution>) -> bool {
+        let stored = self
+            .contributions
+            .get(key)
+            .into_iter()
+            .flat_map(|m| m.values())
+            .map(|s| &s.value)
+            .filter(|c| keep(&c.owner));
+        health::fails_open(stored.chain(ours))
     }
 }
 
@@ -147,7 +158,8 @@ fn stored<T>(value: T, r: Endpoint) -> Stored<T> {
 }
 
 /// The shared record as the plan sees it for one owner: that owner's targets, owned by it, naming its
-/// object, marked shared.
+/// object, marked shared, with those it found unhealthy named ([`health::UNHEALTHY`]) so the plan sees a
+/// change of health as a change.
 fn as_planned(record: &Endpoint, ours: &Contribution) -> Endpoint {
     let mut e = record.clone();
     e.targets = Targets::new(ours.targets.iter().map(String::as_str));
@@ -156,5 +168,6 @@ fn as_planned(record: &Endpoint, ours: &Contribution) -> Endpoint {
         e.labels.insert(label::RESOURCE, r.clone());
     }
     shared::mark(&mut e);
+    health::set_unhealthy(&mut e, ours.unhealthy.iter().cloned());
     e
 }

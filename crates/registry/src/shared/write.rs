@@ -6,6 +6,7 @@ use extdns_provider::failure::FailureKind;
 use extdns_provider::{ChangeFailure, ReadState, Unit};
 
 use super::format::{Contribution, FormatError, Heartbeat};
+use super::health;
 use super::view::{Key, SharedView, key_of};
 use super::{SharedCount, SharedRegistry};
 use crate::{RegistryError, Snapshot};
@@ -184,6 +185,7 @@ impl SharedRegistry {
                     record_type: new.record_type.clone(),
                     resource: new.resource().map(|r| r.into_owned()),
                     targets,
+                    unhealthy: health::unhealthy_of(new),
                 })
             }
         };
@@ -202,13 +204,14 @@ impl SharedRegistry {
             ))),
             (None, None) => None,
         };
-        let mut union = view.union(&key, |o| o != self.owner);
-        if let Some(o) = &ours {
-            union.extend(o.targets.iter().cloned());
-            union.sort();
-            union.dedup();
-        }
+        let union = view.published(&key, |o| o != self.owner, ours.as_ref());
         let record = record_change(view.records.get(&key), &key, &union, e);
+        if record.is_some() && view.fails_open(&key, |o| o != self.owner, ours.as_ref()) {
+            tracing::warn!(
+                name = %e.dns_name, record_type = %e.record_type,
+                "every target of the shared name is unhealthy, every owner's: all stay published (fail open)"
+            );
+        }
         Ok(Pair { record, contribution })
     }
 
@@ -245,6 +248,7 @@ pub(super) fn record_change(
         wanted.record_ttl = desired.record_ttl;
     }
     shared::unmark(&mut wanted);
+    wanted.provider_specific.remove(health::UNHEALTHY);
     wanted.labels = Default::default();
     wanted.ref_objects.clear();
     match current {
