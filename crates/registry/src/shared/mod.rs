@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, shared};
-use extdns_provider::{Provider, ReadState, zone::Placement};
+use extdns_provider::{Provider, ProviderError, ReadState, zone::Placement};
 
 pub use format::{Contribution, Format, FormatError, Heartbeat, SharedValue};
 pub use preview::{OwnerShare, SharedName};
@@ -320,34 +320,41 @@ impl Registry for SharedRegistry {
         Ok(withheld)
     }
 
+    /// Writes the plain changes through the TXT registry, then the shared ones. Each change is reported by
+    /// what happened to it: a partial failure of either part names the changes that failed, each with the
+    /// kind and message the provider gave it, and every other change was written.
     async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
         let Some(view) = snapshot.registry_state::<SharedView>() else {
             return self.inner.apply(snapshot, changes).await;
         };
         let split = self.split(view, snapshot.provider_state(), changes);
-        let mut written = if split.plain.is_empty() {
-            Written::default()
-        } else {
-            self.inner.apply(snapshot, &split.plain).await?
-        };
-        written.withheld.extend(split.withheld);
-        match self.write_shared(snapshot, view, &split.shared).await {
-            Ok(withheld) => written.withheld.extend(withheld),
-            // The plain changes are in the zone: report them written, and the shared ones not, rather than
-            // lose what was written with one error for all.
-            Err(error) if !split.plain.is_empty() => {
-                let why = error.to_string();
-                written.withheld.extend(split.shared.iter().map(|c| {
-                    extdns_provider::ChangeFailure::new(
-                        c.endpoint(),
-                        extdns_provider::failure::FailureKind::Transient,
-                        why.clone(),
-                    )
-                }));
+        let mut failed = Vec::new();
+        let mut written = Written::default();
+        if !split.plain.is_empty() {
+            match self.inner.apply(snapshot, &split.plain).await {
+                Ok(w) => written = w,
+                // Its failures name the plain changes that failed (its refusals among them).
+                Err(RegistryError::Provider(ProviderError::Partial { failures })) => failed = failures,
+                Err(error) => return Err(error),
             }
-            Err(error) => return Err(error),
         }
-        Ok(written)
+        let wrote_plain = !split.plain.is_empty();
+        written.withheld.extend(split.withheld);
+        let shared = self.write_shared(snapshot, view, &split.shared).await?;
+        written.withheld.extend(shared.withheld);
+        if let Some(whole) = shared.whole
+            && !wrote_plain
+            && written.withheld.is_empty()
+        {
+            // Nothing at all was written: the call's own error, as a provider reports it.
+            return Err(whole.into());
+        }
+        failed.extend(shared.failed);
+        if failed.is_empty() {
+            return Ok(written);
+        }
+        failed.append(&mut written.withheld);
+        Err(ProviderError::Partial { failures: failed }.into())
     }
 
     fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change], written: Written) -> bool {

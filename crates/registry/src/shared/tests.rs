@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, ObjectKey, RecordType, shared};
 use extdns_plan::{PlanConfig, calculate};
+use extdns_provider::failure::FailureKind;
 use extdns_provider::zone::Placement;
 use extdns_provider::{InMemoryProvider, Provider, ProviderError, ReadState, Records, Unit};
 
@@ -769,5 +770,136 @@ async fn the_health_verdict_never_reaches_the_provider() -> Res {
             .all(|e| e.provider_specific.get(super::health::UNHEALTHY).is_none() && !shared::is_shared(e)),
         "{stored:?}"
     );
+    Ok(())
+}
+
+/// The changes `registry` plans for `desired`, and what applying them returns.
+async fn plan_and_apply(
+    registry: &SharedRegistry,
+    desired: &[Endpoint],
+) -> Result<(Vec<Change>, Result<crate::Written, RegistryError>), RegistryError> {
+    let snapshot = registry.records().await?;
+    let desired = registry.adjust_endpoints(desired.to_vec()).await?;
+    let config = PlanConfig {
+        owner_id: registry.owner.clone(),
+        ..PlanConfig::default()
+    };
+    let mut changes = calculate(&config, &snapshot.records, &desired, &registry.domain_filter()).changes;
+    changes.retain(Change::is_effective);
+    let result = registry.apply(&snapshot, &changes).await;
+    Ok((changes, result))
+}
+
+#[tokio::test]
+async fn a_shared_change_refused_for_good_is_reported_refused_and_the_others_written() -> Res {
+    let zone = Counting::zone();
+    let now = Arc::new(AtomicU64::new(1_000_000));
+    let a = owner(&zone, "cluster-a", &now)?;
+    sync(&a, &[shared_a("web.example.org", &["192.0.2.1"], "web")]).await?;
+    // The provider refuses any change to api.example.org, whatever the batch holds.
+    zone.inner.set_fail_on(Some(Arc::new(|e: &Endpoint| {
+        (e.dns_name == "api.example.org").then(|| "the zone's policy forbids this name".to_string())
+    })));
+    let desired = [
+        shared_a("web.example.org", &["192.0.2.1", "192.0.2.5"], "web"),
+        shared_a("api.example.org", &["192.0.2.7"], "api"),
+        Endpoint::new("plain.example.org", RecordType::A, ["192.0.2.8"]),
+    ];
+    let (changes, result) = plan_and_apply(&a, &desired).await?;
+    assert_eq!(changes.len(), 3, "{changes:?}");
+    let Err(RegistryError::Provider(ProviderError::Partial { failures })) = result else {
+        return Err(format!("expected a partial failure, got {result:?}").into());
+    };
+    let named: Vec<(&str, FailureKind)> = failures
+        .iter()
+        .map(|f| (f.key.dns_name.as_str(), f.reason.kind))
+        .collect();
+    assert_eq!(named, [("api.example.org", FailureKind::Refused)]);
+    assert!(failures[0].reason.message.contains("forbids"), "{failures:?}");
+    // Everything else landed: the plain record and the other shared change.
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1", "192.0.2.5"]);
+    assert_eq!(zone.a("plain.example.org").await?, ["192.0.2.8"]);
+    assert!(zone.a("api.example.org").await?.is_empty());
+    Ok(())
+}
+
+/// The in-memory zone failing every write that touches a shared record or its bookkeeping with `kind`.
+struct FailingShared {
+    inner: Arc<Counting>,
+    fail: fn() -> ProviderError,
+}
+
+#[async_trait]
+impl Provider for FailingShared {
+    async fn records(&self) -> Result<Records, ProviderError> {
+        self.inner.records().await
+    }
+    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        let shared = units
+            .iter()
+            .flat_map(Unit::changes)
+            .any(|c| c.endpoint().dns_name.contains("web.example.org"));
+        if shared {
+            return Err((self.fail)());
+        }
+        self.inner.apply(read, units).await
+    }
+    fn domain_filter(&self) -> DomainFilter {
+        self.inner.domain_filter()
+    }
+    fn read_state_outlives_writes(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_failed_shared_write_beside_written_plain_changes_keeps_the_providers_kind() -> Res {
+    let zone = Counting::zone();
+    let now = Arc::new(AtomicU64::new(1_000_000));
+    let cases: [(fn() -> ProviderError, FailureKind); 2] = [
+        (|| ProviderError::fatal("the zone is locked"), FailureKind::Fatal),
+        (
+            || ProviderError::transient("the server is busy"),
+            FailureKind::Transient,
+        ),
+    ];
+    for (fail, kind) in cases {
+        let provider: Arc<dyn Provider> = Arc::new(FailingShared {
+            inner: zone.clone(),
+            fail,
+        });
+        let ownership = Ownership::new(OwnershipConfig {
+            owner_id: "cluster-a".to_string(),
+            ..OwnershipConfig::default()
+        })?;
+        let txt = Arc::new(TxtRegistry::new(
+            provider.clone(),
+            TxtRegistryConfig::new(ownership.clone()),
+        ));
+        let a = SharedRegistry::new(txt, provider, &ownership, SharedConfig::default())?
+            .with_clock(clock(&now), "cluster-a-process");
+        let plain = format!("plain-{kind:?}.example.org").to_ascii_lowercase();
+        let desired = [
+            shared_a("web.example.org", &["192.0.2.1"], "web"),
+            Endpoint::new(&plain, RecordType::A, ["192.0.2.8"]),
+        ];
+        let (_, result) = plan_and_apply(&a, &desired).await?;
+        let Err(RegistryError::Provider(ProviderError::Partial { failures })) = result else {
+            return Err(format!("expected a partial failure, got {result:?}").into());
+        };
+        let named: Vec<(&str, FailureKind)> = failures
+            .iter()
+            .map(|f| (f.key.dns_name.as_str(), f.reason.kind))
+            .collect();
+        assert_eq!(named, [("web.example.org", kind)]);
+        assert_eq!(zone.a(&plain).await?, ["192.0.2.8"], "the plain change was written");
+        // Alone (the plain record is there now), the shared change fails as the call did.
+        let (changes, result) = plan_and_apply(&a, &desired).await?;
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        let Err(RegistryError::Provider(e)) = result else {
+            return Err(format!("expected the call's error, got {result:?}").into());
+        };
+        assert_eq!(e.kind(), Some(kind));
+    }
     Ok(())
 }

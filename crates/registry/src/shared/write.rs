@@ -3,7 +3,7 @@
 
 use extdns_endpoint::{Change, Endpoint, RecordType, Targets, label, shared};
 use extdns_provider::failure::FailureKind;
-use extdns_provider::{ChangeFailure, ReadState, Unit};
+use extdns_provider::{ChangeFailure, ProviderError, ReadState, Unit};
 
 use super::format::{Contribution, FormatError, Heartbeat};
 use super::health;
@@ -16,6 +16,30 @@ pub(super) struct Split {
     pub(super) plain: Vec<Change>,
     pub(super) shared: Vec<Change>,
     pub(super) withheld: Vec<ChangeFailure>,
+}
+
+/// What writing the shared changes did, per change of the plan: a change in neither list was written.
+#[derive(Default)]
+pub(super) struct SharedWrite {
+    /// Changes not sent (their bookkeeping value could not be made), refused.
+    pub(super) withheld: Vec<ChangeFailure>,
+    /// Changes sent that did not land, each with the kind and message the provider gave its failure.
+    pub(super) failed: Vec<ChangeFailure>,
+    /// The provider's error when the call failed as a whole (so every sent change is in `failed`).
+    pub(super) whole: Option<ProviderError>,
+}
+
+/// The plan's changes `units` write, each once.
+fn written_changes<'a>(units: &[(Unit<'a>, Option<&'a Change>)]) -> impl Iterator<Item = &'a Change> + use<'a> {
+    let mut seen: Vec<&Change> = Vec::new();
+    for (_, c) in units {
+        if let Some(c) = c
+            && !seen.iter().any(|s| std::ptr::eq(*s, *c))
+        {
+            seen.push(c);
+        }
+    }
+    seen.into_iter()
 }
 
 /// What one shared change sends: the record's change and our contribution record's change.
@@ -97,57 +121,108 @@ impl SharedRegistry {
     }
 
     /// Writes the shared changes: per change our contribution record and the record as the new union,
-    /// with our heartbeat first where the domain has none of ours. Returns the changes refused.
+    /// with our heartbeat first where the domain has none of ours. Reports each change by what happened to
+    /// it ([`SharedWrite`]); an error only when a bookkeeping value cannot be made.
     pub(super) async fn write_shared(
         &self,
         snapshot: &Snapshot,
         view: &SharedView,
         changes: &[Change],
-    ) -> Result<Vec<ChangeFailure>, RegistryError> {
+    ) -> Result<SharedWrite, RegistryError> {
+        let mut out = SharedWrite::default();
         if changes.is_empty() {
-            return Ok(Vec::new());
+            return Ok(out);
         }
         let read = snapshot.provider_state();
-        let mut withheld = Vec::new();
-        let mut pairs: Vec<Pair> = Vec::new();
+        let mut pairs: Vec<(&Change, Pair)> = Vec::new();
         let mut beats: Vec<Change> = Vec::new();
-        let mut beat_domains = std::collections::BTreeSet::new();
+        let mut beat_domains = Vec::new();
         for c in changes {
             match self.pair(view, c) {
                 Ok(p) => {
                     let domain = self.domain_of(read, &c.endpoint().dns_name);
                     let ours = view.heartbeats.get(&domain).and_then(|m| m.get(&self.owner));
-                    if p.contribution.is_some() && ours.is_none() && beat_domains.insert(domain.clone()) {
+                    if p.contribution.is_some() && ours.is_none() && !beat_domains.contains(&domain) {
                         beats.push(Change::Create(self.heartbeat_record(&domain)?));
+                        beat_domains.push(domain);
                     }
-                    pairs.push(p);
+                    pairs.push((c, p));
                 }
-                Err(why) => withheld.push(ChangeFailure::new(
+                Err(why) => out.withheld.push(ChangeFailure::new(
                     c.endpoint(),
                     FailureKind::Refused,
                     format!("not written: {why}"),
                 )),
             }
         }
-        let mut units: Vec<Unit<'_>> = beats.iter().map(Unit::new).collect();
-        for p in &pairs {
+        // Each unit with the plan's change it writes (none for a heartbeat).
+        let mut units: Vec<(Unit<'_>, Option<&Change>)> = beats.iter().map(|b| (Unit::new(b), None)).collect();
+        for (c, p) in &pairs {
             match (&p.record, &p.contribution) {
-                (Some(r), o) => units.push(Unit {
-                    change: r,
-                    ownership: o.as_ref(),
-                }),
-                (None, Some(o)) => units.push(Unit::new(o)),
+                (Some(r), o) => units.push((
+                    Unit {
+                        change: r,
+                        ownership: o.as_ref(),
+                    },
+                    Some(*c),
+                )),
+                (None, Some(o)) => units.push((Unit::new(o), Some(*c))),
                 (None, None) => {}
             }
         }
         if units.is_empty() {
-            return Ok(withheld);
+            return Ok(out);
         }
-        self.provider.apply(read, &units).await?;
-        for domain in &beat_domains {
-            self.count(SharedCount::HeartbeatsWritten, domain, 1);
+        let sent: Vec<Unit<'_>> = units.iter().map(|(u, _)| *u).collect();
+        let failures = match self.provider.apply(read, &sent).await {
+            Ok(()) => Vec::new(),
+            Err(ProviderError::Partial { failures }) => failures,
+            Err(whole) => {
+                // Nothing was written: every change failed as the call did.
+                let kind = whole.kind().unwrap_or(FailureKind::Transient);
+                let message = whole.to_string();
+                out.failed = written_changes(&units)
+                    .map(|c| ChangeFailure::new(c.endpoint(), kind, message.clone()))
+                    .collect();
+                out.whole = Some(whole);
+                return Ok(out);
+            }
+        };
+        let mut beats_failed = Vec::new();
+        for f in &failures {
+            let hit: Vec<&(Unit<'_>, Option<&Change>)> = units
+                .iter()
+                .filter(|(u, _)| u.changes().any(|c| f.is_for(c.endpoint())))
+                .collect();
+            let planned: Vec<&Change> = if hit.is_empty() {
+                // A failure naming nothing we sent: no change is reported written that it may concern.
+                written_changes(&units).collect()
+            } else {
+                hit.iter().filter_map(|(_, c)| *c).collect()
+            };
+            if hit.iter().any(|(_, c)| c.is_none()) {
+                beats_failed.push(f.key.dns_name.clone());
+            }
+            for c in planned {
+                if !out.failed.iter().any(|done| done.is_for(c.endpoint())) {
+                    out.failed.push(ChangeFailure::new(
+                        c.endpoint(),
+                        f.reason.kind,
+                        f.reason.message.clone(),
+                    ));
+                }
+            }
         }
-        Ok(withheld)
+        for (b, domain) in beats.iter().zip(&beat_domains) {
+            if beats_failed.contains(&b.endpoint().dns_name) {
+                // The upkeep writes it at the next full sync; until then the others keep us (no heartbeat
+                // is no evidence of death).
+                tracing::warn!(domain = %domain, owner = %self.owner, "our heartbeat could not be written");
+            } else {
+                self.count(SharedCount::HeartbeatsWritten, domain, 1);
+            }
+        }
+        Ok(out)
     }
 
     /// Our heartbeat record in `domain`, written now.
