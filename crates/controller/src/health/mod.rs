@@ -59,6 +59,16 @@ struct State {
 #[derive(Default)]
 struct Inner {
     probes: HashMap<ProbeKey, Slot>,
+    /// How many of `probes` are unhealthy, kept at each insertion, removal and transition so the gauge
+    /// costs nothing per probe (a recount per result was quadratic in the targets at the first sync).
+    unhealthy: usize,
+}
+
+impl Inner {
+    /// The targets by state: (healthy, unhealthy).
+    fn counts(&self) -> (usize, usize) {
+        (self.probes.len().saturating_sub(self.unhealthy), self.unhealthy)
+    }
 }
 
 struct Slot {
@@ -102,11 +112,17 @@ impl HealthTable {
     /// A table that starts no probe: verdicts change only as a test sets them.
     #[cfg(test)]
     pub(crate) fn idle() -> Self {
+        Self::idle_counting(None)
+    }
+
+    /// [`HealthTable::idle`], counting into `metrics`.
+    #[cfg(test)]
+    pub(crate) fn idle_counting(metrics: Option<Arc<Metrics>>) -> Self {
         HealthTable {
             state: Arc::new(State {
                 inner: Mutex::new(Inner::default()),
                 transitions: watch::Sender::new(0),
-                metrics: None,
+                metrics,
                 probing: false,
             }),
         }
@@ -135,23 +151,30 @@ impl HealthTable {
                 task,
             },
         );
+        // Set under the lock, so two updates never land in the other order.
+        self.state.observe_targets(inner.counts());
         drop(inner);
-        self.state.observe_targets();
         true
     }
 
     /// Stops the probes not in `wanted` (after a full sync: what no desired endpoint asks for any more).
     pub(crate) fn retain(&self, wanted: &HashSet<ProbeKey>) {
         let mut inner = self.state.lock();
+        let mut unhealthy_gone = 0;
         inner.probes.retain(|key, slot| {
             let keep = wanted.contains(key);
-            if !keep && let Some(task) = &slot.task {
-                task.abort();
+            if !keep {
+                if let Some(task) = &slot.task {
+                    task.abort();
+                }
+                unhealthy_gone += usize::from(!slot.verdict.healthy());
             }
             keep
         });
+        inner.unhealthy = inner.unhealthy.saturating_sub(unhealthy_gone);
+        // Set under the lock, so two updates never land in the other order.
+        self.state.observe_targets(inner.counts());
         drop(inner);
-        self.state.observe_targets();
     }
 }
 
@@ -170,9 +193,15 @@ impl State {
         let Some(slot) = inner.probes.get_mut(key) else {
             return;
         };
-        if slot.verdict.observe(result.is_ok(), key.check.threshold).is_none() {
+        let Some(healthy) = slot.verdict.observe(result.is_ok(), key.check.threshold) else {
             return;
+        };
+        if healthy {
+            inner.unhealthy = inner.unhealthy.saturating_sub(1);
+        } else {
+            inner.unhealthy += 1;
         }
+        self.observe_targets(inner.counts());
         drop(inner);
         match result {
             Ok(()) => info!(name = %key.name, target = %key.target, "shared name's target healthy again: published"),
@@ -182,22 +211,17 @@ impl State {
                 failures = key.check.threshold,
                 error = %failure,
                 cause = ?std::error::Error::source(&failure),
-                "shared name's target unhealthy: withdrawn while it stays so"
+                "shared name's target unhealthy: withdrawn while it stays so, unless no target of the name is healthy (fail open)"
             ),
         }
-        self.observe_targets();
         self.transitions.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    fn observe_targets(&self) {
-        let Some(m) = &self.metrics else {
-            return;
-        };
-        let inner = self.lock();
-        let healthy = inner.probes.values().filter(|s| s.verdict.healthy()).count();
-        let unhealthy = inner.probes.len() - healthy;
-        drop(inner);
-        m.set_health_targets(healthy, unhealthy);
+    /// Sets the gauge of targets by state to `(healthy, unhealthy)`, as the table counts them.
+    fn observe_targets(&self, (healthy, unhealthy): (usize, usize)) {
+        if let Some(m) = &self.metrics {
+            m.set_health_targets(healthy, unhealthy);
+        }
     }
 }
 

@@ -76,13 +76,78 @@ fn targets(endpoints: &[Endpoint]) -> Vec<String> {
     t
 }
 
-/// Marks `key`'s target as its probes would (the tables of these tests probe nothing).
+/// Marks `key`'s target as its probes would (the tables of these tests probe nothing): one probe's result,
+/// through the table's own bookkeeping (the keys' threshold is one).
 fn set(table: &HealthTable, key: &ProbeKey, healthy: bool) {
     table.watch(key);
-    let mut inner = table.state.lock();
-    if let Some(slot) = inner.probes.get_mut(key) {
-        slot.verdict.observe(healthy, 1);
-    }
+    let result = if healthy {
+        Ok(())
+    } else {
+        Err(ProbeFailure::Timeout {
+            addr: std::net::SocketAddr::new(key.target, 443),
+            timeout: Duration::from_secs(1),
+        })
+    };
+    table.state.record(key, result);
+}
+
+/// The value of `extdns_shared_health_targets{state}` in `metrics`.
+fn gauge(metrics: &Metrics, state: &str) -> Option<u64> {
+    let prefix = format!("extdns_shared_health_targets{{state=\"{state}\"}} ");
+    metrics
+        .encode()
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_target_gauge_follows_every_transition_insertion_and_removal() -> Res {
+    let metrics = Arc::new(Metrics::new("test", "test"));
+    let table = HealthTable::idle_counting(Some(metrics.clone()));
+    let counts = |table: &HealthTable| table.state.lock().counts();
+    let desired = || vec![shared_a(&["192.0.2.1", "192.0.2.2", "192.0.2.3"], "tcp:443")];
+    apply(desired(), Some(&table), true);
+    assert_eq!(
+        (gauge(&metrics, "healthy"), gauge(&metrics, "unhealthy")),
+        (Some(3), Some(0))
+    );
+    set(&table, &tcp_key("192.0.2.1"), false);
+    set(&table, &tcp_key("192.0.2.2"), false);
+    assert_eq!(
+        (gauge(&metrics, "healthy"), gauge(&metrics, "unhealthy")),
+        (Some(1), Some(2))
+    );
+    // A failure of a target already unhealthy, or a success of a healthy one, is no transition.
+    set(&table, &tcp_key("192.0.2.1"), false);
+    set(&table, &tcp_key("192.0.2.3"), true);
+    assert_eq!(
+        (gauge(&metrics, "healthy"), gauge(&metrics, "unhealthy")),
+        (Some(1), Some(2))
+    );
+    set(&table, &tcp_key("192.0.2.2"), true);
+    assert_eq!(
+        (gauge(&metrics, "healthy"), gauge(&metrics, "unhealthy")),
+        (Some(2), Some(1))
+    );
+    // A full sync that no longer asks for the unhealthy target and one healthy one drops them from both.
+    apply(vec![shared_a(&["192.0.2.2"], "tcp:443")], Some(&table), true);
+    assert_eq!(
+        (gauge(&metrics, "healthy"), gauge(&metrics, "unhealthy")),
+        (Some(1), Some(0))
+    );
+    assert_eq!(counts(&table), (1, 0));
+    // The kept count agrees with a recount of the verdicts.
+    apply(desired(), Some(&table), true);
+    set(&table, &tcp_key("192.0.2.3"), false);
+    let recount = {
+        let inner = table.state.lock();
+        let unhealthy = inner.probes.values().filter(|s| !s.verdict.healthy()).count();
+        (inner.probes.len() - unhealthy, unhealthy)
+    };
+    assert_eq!(counts(&table), recount);
+    assert_eq!(recount, (2, 1));
+    Ok(())
 }
 
 #[tokio::test(flavor = "current_thread")]
