@@ -6,6 +6,7 @@
 //! write per name.
 
 mod format;
+mod heartbeat;
 mod maintain;
 mod others;
 mod preview;
@@ -293,12 +294,7 @@ impl Registry for SharedRegistry {
         let mut snapshot = self.inner.records().await?;
         let records = std::mem::take(&mut snapshot.records).into_vec();
         let (mut view, plan) = SharedView::extract(records, &self.format, &self.owner);
-        view.judge_instances(
-            &self.owner,
-            &self.instance,
-            (self.clock)(),
-            2 * self.config.heartbeat_every.as_secs(),
-        );
+        view.judge_instances(&self.owner, &self.instance);
         snapshot.records = plan.into();
         snapshot.registry = Some(crate::RegistryState(Box::new(view)));
         Ok(snapshot)
