@@ -310,8 +310,10 @@ impl DynamoDbRegistry {
         if let Some(from) = own.adopt_from().filter(|f| own.migrate_from() != Some(*f)) {
             // The hand-over: only what the releaser released to us is read; the rest stays invisible.
             let probe = |labels: &Labels| {
-                let mut e = Endpoint::default();
-                e.labels = labels.clone();
+                let e = Endpoint {
+                    labels: labels.clone(),
+                    ..Endpoint::default()
+                };
                 claims::adopts(Some(from), self.owner(), &e)
             };
             for (key, labels) in self.scan(from).await? {
