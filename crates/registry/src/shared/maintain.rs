@@ -121,7 +121,21 @@ impl SharedRegistry {
             .filter_map(|(k, _)| domain_of.get(k))
             .collect();
         let mut blocked: BTreeSet<&String> = BTreeSet::new();
-        for domain in &ours {
+        // Another process's heartbeat under our owner id where we contribute nothing yet (left by a process
+        // that stopped before deleting it) is taken over too, or it would hold our first shared name there
+        // back for good; ours is deleted there below, at the next pass.
+        let held_by_another = |d: &&String| {
+            view.heartbeats
+                .get(*d)
+                .and_then(|m| m.get(&self.owner))
+                .is_some_and(|h| h.value.instance != self.instance)
+        };
+        let left_behind = view
+            .second_instance
+            .keys()
+            .filter(|d| !preview && !ours.contains(d) && held_by_another(d));
+        let beat_domains: BTreeSet<&String> = ours.iter().copied().chain(left_behind).collect();
+        for domain in &beat_domains {
             if !preview && let Some(other) = view.second_instance.get(*domain) {
                 blocked.insert(domain);
                 self.report_second_instance(domain, other);

@@ -465,6 +465,39 @@ async fn two_processes_under_one_owner_id_are_a_conflict_and_a_restart_is_not() 
     Ok(())
 }
 
+/// A heartbeat of ours left by a process that stopped where we contribute nothing (its last name removed,
+/// the heartbeat not yet deleted) holds our first shared name there back only until it is taken over.
+#[tokio::test]
+async fn a_heartbeat_left_where_we_share_nothing_is_taken_over() -> Res {
+    let zone = Counting::zone();
+    let now = Arc::new(AtomicU64::new(1_000_000));
+    let left = Heartbeat {
+        owner: "cluster-a".into(),
+        instance: "gone-process".into(),
+        seq: 9,
+        from: None,
+        contested: false,
+        at: 999_000,
+    };
+    let value = Format::new(NameMapper::new("", "", ""), None, false).heartbeat_value(&left)?;
+    zone.inner.insert([Endpoint::new(
+        &Format::heartbeat_name("cluster-a", "example.org"),
+        RecordType::Txt,
+        [value],
+    )]);
+    let a = owner(&zone, "cluster-a", &now)?;
+    let web = [shared_a("web.example.org", &["192.0.2.1"], "web")];
+    let mut waited = 0;
+    while !sync_refusing(&a, &web).await?.1.is_empty() {
+        waited += 1;
+        assert!(waited <= SETTLE_WRITES, "still refused after {waited} syncs");
+        now.fetch_add(60, Ordering::Relaxed);
+    }
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1"]);
+    assert_eq!(a.stats().conflicts(), 0);
+    Ok(())
+}
+
 /// The check between two processes under one owner id reads no clock: the second process's clock behind
 /// or ahead of the first's by ten intervals (when the old check took a live process for a stopped one, and
 /// the two overwrote each other) changes nothing: both see the conflict and neither writes shared names
