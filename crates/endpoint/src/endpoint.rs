@@ -278,6 +278,17 @@ impl Endpoint {
         self.label(label::OWNER)
     }
 
+    /// Whether `owner` takes this record, another owner's, over in phase 2 of a hand-over
+    /// (docs/migration.md): its owner is `adopt_from` (`--txt-adopt-from-owner`) and its ownership record
+    /// says it was released to `owner` ([`label::RELEASED_TO`], written by the releaser's plan). The one
+    /// rule of the plan and of every registry with a hand-over (TXT, crd, dynamodb), here below both so a
+    /// registry never writes an adoption the plan would not ask for, nor refuses one it asks for.
+    pub fn adoptable_by(&self, owner: &str, adopt_from: Option<&str>) -> bool {
+        adopt_from.is_some_and(|from| {
+            !from.is_empty() && self.owner() == Some(from) && self.label(label::RELEASED_TO) == Some(owner)
+        })
+    }
+
     /// The `resource` label the record is written with, naming the object that asked for it
     /// (`service/default/web`): rendered from the object it names ([`ObjectRefs::named`]), else its label
     /// as read back (from DNS, a registry, a webhook). `None` when neither names one, as for the records

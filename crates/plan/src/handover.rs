@@ -16,14 +16,10 @@ use extdns_endpoint::{Change, Endpoint, label};
 
 use crate::PlanConfig;
 
-/// Whether `current` is a record the adopter ([`PlanConfig::adopt_from`]) may take over: its owner is the
-/// one we adopt from, and its ownership record says it was released to us.
+/// Whether `current` is a record the adopter ([`PlanConfig::adopt_from`]) may take over
+/// ([`Endpoint::adoptable_by`], the rule the registries ask too).
 pub(crate) fn adoptable(config: &PlanConfig, current: &Endpoint) -> bool {
-    config.adopt_from.as_deref().is_some_and(|from| {
-        !from.is_empty()
-            && current.owner() == Some(from)
-            && current.label(label::RELEASED_TO) == Some(&*config.owner_id)
-    })
+    current.adoptable_by(&config.owner_id, config.adopt_from.as_deref())
 }
 
 /// The update taking `current` over: `desired` (identical to it) owned by us.

@@ -2,6 +2,13 @@
 //! a table (no server process): the releaser's plan writes the release into its objects, the adopter reads
 //! the objects released to it and takes over those identical to what it would write, the object changing
 //! owner in one write; the record is never deleted, never claimed by two objects, never unclaimed.
+//!
+//! external-dns's hand-over bugs (issue 47) on this registry: #6617 is `claim_tests`; #6671 and #5457 are
+//! here. #6671 is tested through the hand-over (`--txt-adopt-from-owner`): the CRD registry has no
+//! `--migrate-from-txt-owner` migration, as in external-dns (it reads only its own owner's DNSRecords, so
+//! an old owner's objects are never read, let alone migrated), and the hand-over is how records change
+//! owner here. #5457 applies where two DNSRecords claim one record: a record has one object name, so only
+//! an object made under another name (by hand) or the adopted owner's beside ours can.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -239,5 +246,90 @@ fn adopting_from_ourselves_or_a_non_label_is_refused() -> Res {
     assert!(config.clone().adopting_from("not a label").is_err());
     assert_eq!(config.clone().adopting_from("")?.adopt_from, None);
     assert_eq!(config.adopting_from("old")?.adopt_from.as_deref(), Some("old"));
+    Ok(())
+}
+
+/// `web`'s DNSRecord named `name`, owned by `owner`, `Ready`, its record released to `released_to`.
+fn held(objects: &Objects, name: &str, owner: &str, web: &Endpoint, released_to: Option<&str>) -> Res {
+    let mut e = web.clone().with_label(label::OWNER, owner);
+    if let Some(to) = released_to {
+        e = e.with_label(label::RELEASED_TO, to);
+    }
+    let mut o = object::new_object(name, "dns", owner, &e);
+    object::set_ready(&mut o, object::Stage::Programmed, "written", "2026-11-28T00:00:00Z");
+    objects
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(name.to_string(), serde_json::to_value(o)?);
+    Ok(())
+}
+
+/// external-dns #6671: with `--migrate-from-txt-owner`, records identical to what is asked for kept the
+/// old owner's ownership (the update changing nothing was skipped). Here every released record identical
+/// to ours is adopted, however many, none skipped for being identical, and the plan asks for nothing more
+/// once they are ours.
+#[tokio::test]
+async fn issue_6671_every_identical_released_record_is_adopted_none_skipped() -> Res {
+    let objects: Objects = Arc::default();
+    let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+    let records: Vec<Endpoint> = (1..=3)
+        .map(|i| Endpoint::new(&format!("app-{i}.example.org"), RecordType::A, [format!("192.0.2.{i}")]))
+        .collect();
+    let old = CrdRegistry::new(
+        api(objects.clone()),
+        provider.clone(),
+        CrdRegistryConfig::new("old", "dns")?,
+    );
+    sync(&old, &plan("old", None, None), &records).await?;
+    sync(&old, &plan("old", Some("new"), None), &records).await?;
+    let new = CrdRegistry::new(
+        api(objects.clone()),
+        provider.clone(),
+        CrdRegistryConfig::new("new", "dns")?.adopting_from("old")?,
+    );
+    let adopted = sync(&new, &plan("new", None, Some("old")), &records).await?;
+    assert_eq!(adopted.len(), 3, "{adopted:?}");
+    assert_eq!(owners(&objects), ["new/new", "new/new", "new/new"]);
+    assert_eq!(provider.snapshot().len(), 3, "no record deleted or duplicated");
+    assert!(sync(&new, &plan("new", None, Some("old")), &records).await?.is_empty());
+    Ok(())
+}
+
+/// external-dns #5457: of two ownership records of one record, external-dns keeps the one read last, so
+/// an owner may take a record another claims. Here a record two owners' DNSRecords claim (ours, and the
+/// adopted owner's under another object name, released to us) reads as the other owner's and released to
+/// no one, whichever object is ours: neither updated, deleted nor adopted, both objects left as they are.
+#[tokio::test]
+async fn issue_5457_a_record_two_owners_dnsrecords_claim_is_never_read_as_ours() -> Res {
+    let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]);
+    let canonical = crate::object_name(&web);
+    for (at_canonical, at_copy) in [("new", "old"), ("old", "new")] {
+        let objects: Objects = Arc::default();
+        let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+        provider.insert([web.clone()]);
+        let released = |owner: &str| (owner == "old").then_some("new");
+        held(&objects, &canonical, at_canonical, &web, released(at_canonical))?;
+        held(&objects, "web-by-hand", at_copy, &web, released(at_copy))?;
+        let new = CrdRegistry::new(
+            api(objects.clone()),
+            provider.clone(),
+            CrdRegistryConfig::new("new", "dns")?.adopting_from("old")?,
+        );
+        let read = new.records().await?;
+        let [record] = &read.records[..] else {
+            panic!("one record, whatever claims it: {:?}", read.records);
+        };
+        assert_eq!(record.owner(), Some("old"), "{at_canonical} holds the canonical object");
+        assert_eq!(record.label(label::RELEASED_TO), None);
+        let before = objects.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let moved = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.9"]);
+        for desired in [web.clone(), moved] {
+            let changes = sync(&new, &plan("new", None, Some("old")), std::slice::from_ref(&desired)).await?;
+            assert!(changes.is_empty(), "{changes:?}");
+        }
+        assert_eq!(*objects.lock().unwrap_or_else(PoisonError::into_inner), before);
+        let zone: Vec<String> = provider.snapshot().iter().map(|e| e.targets.join(",")).collect();
+        assert_eq!(zone, ["192.0.2.1"]);
+    }
     Ok(())
 }

@@ -69,7 +69,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, label};
 use extdns_provider::backoff::Backoff;
 use extdns_provider::{ChangeFailure, FailureKind, Provider, ProviderError, Unit};
-use extdns_registry::{Registry, RegistryError, Snapshot, Written, claims};
+use extdns_registry::{Once, Registry, RegistryError, Snapshot, Written, claims};
 use futures::StreamExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
 use tracing::{debug, warn};
@@ -208,6 +208,9 @@ pub struct CrdRegistry {
     api: Api<DynamicObject>,
     config: CrdRegistryConfig,
     backoff: Backoff,
+    /// DNSRecords already warned about for claiming a record another owner's DNSRecord claims too
+    /// (#5457): read at every sync, warned about once.
+    contested: Once,
 }
 
 impl std::fmt::Debug for CrdRegistry {
@@ -238,6 +241,7 @@ impl CrdRegistry {
                 max: Duration::from_secs(5),
                 ..Backoff::default()
             },
+            contested: Once::default(),
         }
     }
 
@@ -268,6 +272,33 @@ impl CrdRegistry {
     /// `r` as its object holds it: owned by us.
     fn owned(&self, r: &Endpoint) -> Endpoint {
         r.clone().with_label(label::OWNER, self.config.owner_id.clone())
+    }
+
+    /// One record per name, type and set identifier, however many DNSRecords claim it (#5457). A record
+    /// has one object name, but an object made by hand under another name, or the adopted owner's beside
+    /// ours (`--txt-adopt-from-owner`), may claim it too: the claims are settled by the registries' one rule
+    /// ([`claims::settle`]): one owner's agree (the first is kept); two owners' make the record read as the
+    /// other owner's, released to no one, so neither updates, deletes nor adopts it, and a warning names
+    /// both until one claim is removed.
+    fn settle_claims(&self, records: Vec<Endpoint>) -> Vec<Endpoint> {
+        let mut at: std::collections::HashMap<(String, String, String), usize> = std::collections::HashMap::new();
+        let mut settled: Vec<Endpoint> = Vec::with_capacity(records.len());
+        for r in records {
+            let key = (
+                r.dns_name.to_ascii_lowercase(),
+                r.record_type.to_string(),
+                r.set_identifier.clone(),
+            );
+            let Some(&i) = at.get(&key) else {
+                at.insert(key, settled.len());
+                settled.push(r);
+                continue;
+            };
+            let kept = &mut settled[i];
+            let labels = claims::settle(&self.config.owner_id, std::mem::take(&mut kept.labels), r.labels);
+            kept.labels = labels.labels(&self.describe(&object_name(kept)), |n| self.contested.first(n));
+        }
+        settled
     }
 
     fn describe(&self, name: &str) -> String {
@@ -515,6 +546,7 @@ impl Registry for CrdRegistry {
                 ),
             }
         }
+        let records = self.settle_claims(records);
         debug!(objects = objects.len(), records = records.len(), "DNSRecords read");
         Ok(Snapshot::new(records, read.state))
     }

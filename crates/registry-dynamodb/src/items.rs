@@ -1,6 +1,6 @@
 //! The items as external-dns lays them out: `k` = `<name>#<type>#<set identifier>`, `o` = the owner id,
-//! `l` = the other labels as a map of strings; and the three PartiQL statements that write them, spelt
-//! as external-dns spells them.
+//! `l` = the other labels as a map of strings; the three PartiQL statements that write them, spelt as
+//! external-dns spells them, and the take-over of another owner's item (a migration or a hand-over).
 
 use extdns_endpoint::{Endpoint, Labels, label};
 use serde_json::{Map, Value, json};
@@ -114,6 +114,19 @@ pub(crate) fn update(table: &str, key: &ItemKey, labels: &Labels) -> Statement {
     Statement {
         text: format!("UPDATE {} SET \"l\"=? WHERE \"k\"=?", quoted(table)),
         parameters: vec![labels_value(labels), s(key.as_str())],
+    }
+}
+
+/// Takes `key`'s item over from `from` (a migration or an adoption): owner and labels in one write, only
+/// while `from` still holds it (refused with `ConditionalCheckFailed` otherwise). One `SET` clause per
+/// attribute, as DynamoDB's PartiQL documents it.
+pub(crate) fn take_over(table: &str, key: &ItemKey, from: &str, owner: &str, labels: &Labels) -> Statement {
+    Statement {
+        text: format!(
+            "UPDATE {} SET \"o\"=? SET \"l\"=? WHERE \"k\"=? AND \"o\"=?",
+            quoted(table)
+        ),
+        parameters: vec![s(owner), labels_value(labels), s(key.as_str()), s(from)],
     }
 }
 

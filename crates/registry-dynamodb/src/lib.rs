@@ -15,6 +15,17 @@
 //! plan updates it and the update inserts its item; from then on its TXT record is left to the plan (deleted
 //! only where TXT is a managed record type).
 //!
+//! Records change owner in two ways, each an update whose item statement rewrites `o` and `l` in one
+//! write, on the condition that the item still names the owner it is taken from (`UPDATE ... SET "o"=?
+//! SET "l"=? WHERE "k"=? AND "o"=?`), so a record is never without an item nor claimed by two:
+//! - `--migrate-from-txt-owner=<old>`: the items (and the ownership TXT records) of `<old>` read as ours;
+//!   the plan updates every record of ours while the flag is set, identical ones too (external-dns #6671),
+//!   and each update takes its item over;
+//! - the two-phase hand-over of docs/migration.md: the releaser's plan (`--txt-release-to-owner`) writes
+//!   `released-to` into its items' labels; the adopter (`--txt-adopt-from-owner=<releaser>`) reads the
+//!   releaser's items released to it, and the plan's adoption of a record identical to its own (the rule
+//!   every registry shares, `Endpoint::adoptable_by`) takes the item over.
+//!
 //! Where extdns is safer than external-dns: a claim (`INSERT`) comes before the record is created, and is
 //! taken back when the provider refuses that record; labels and releases are written after the provider
 //! wrote the record; a refused statement fails its record alone (a warning names it, the sync reports it)
@@ -189,12 +200,22 @@ impl std::fmt::Debug for DynamoDbRegistry {
     }
 }
 
-/// What a read learnt beside the records: our items' labels by key, and the keys of our items whose
-/// record the provider no longer has.
+/// What a read learnt beside the records: our items' labels by key, the keys of our items whose record
+/// the provider no longer has, and the items of another owner we may take over.
 #[derive(Debug, Default)]
 struct ReadItems {
     items: HashMap<ItemKey, Labels>,
     orphans: HashSet<ItemKey>,
+    /// Items of the owner we migrate from (read as ours) or adopt from (released to us, read as that
+    /// owner's), by key: the owner their `o` holds, which an update's take-over names, and their labels.
+    foreign: HashMap<ItemKey, (String, Labels)>,
+}
+
+impl ReadItems {
+    /// The labels of `key`'s item, ours or one we may take over.
+    fn labels(&self, key: &ItemKey) -> Option<&Labels> {
+        self.items.get(key).or_else(|| self.foreign.get(key).map(|(_, l)| l))
+    }
 }
 
 /// What an apply wrote, for the fold: the changes it did not write (refused claims, provider failures),
@@ -254,9 +275,8 @@ impl DynamoDbRegistry {
     }
 
     /// Checks the table is as external-dns needs it (hash key `k` of type `S`, no range key), then reads
-    /// our items. An item whose key or labels cannot be read is skipped with a warning: its record then
-    /// reads as nobody's, which extdns leaves alone.
-    async fn read_items(&self) -> Result<HashMap<ItemKey, Labels>, RegistryError> {
+    /// our items, and those of the owner we migrate or adopt from that we may take over.
+    async fn read_items(&self) -> Result<ReadItems, RegistryError> {
         let schema = self
             .client
             .describe_table(&self.table)
@@ -277,14 +297,49 @@ impl DynamoDbRegistry {
         if schema.keys.len() > 1 {
             return Err(bad("the table must not have a range key".into()));
         }
+        let items = self.scan(self.owner()).await?;
+        let mut foreign = HashMap::new();
+        let own = &self.ownership;
+        if let Some(old) = own.migrate_from() {
+            // `--migrate-from-txt-owner`: the old owner's items are ours, as its TXT records are.
+            for (key, mut labels) in self.scan(old).await? {
+                labels.insert(label::OWNER.to_string(), self.owner().to_string());
+                foreign.insert(key, (old.to_string(), labels));
+            }
+        }
+        if let Some(from) = own.adopt_from().filter(|f| own.migrate_from() != Some(*f)) {
+            // The hand-over: only what the releaser released to us is read; the rest stays invisible.
+            let probe = |labels: &Labels| {
+                let e = Endpoint {
+                    labels: labels.clone(),
+                    ..Endpoint::default()
+                };
+                claims::adopts(Some(from), self.owner(), &e)
+            };
+            for (key, labels) in self.scan(from).await? {
+                if probe(&labels) && !items.contains_key(&key) {
+                    foreign.insert(key, (from.to_string(), labels));
+                }
+            }
+        }
+        Ok(ReadItems {
+            items,
+            orphans: HashSet::new(),
+            foreign,
+        })
+    }
+
+    /// The items `owner` holds (a consistent `Scan` filtered on `o`). An item whose key or labels cannot
+    /// be read is skipped with a warning: its record then reads as nobody's, which extdns leaves alone.
+    async fn scan(&self, owner: &str) -> Result<HashMap<ItemKey, Labels>, RegistryError> {
         let raw = self
             .client
-            .scan_where(&self.table, "o", self.owner(), "k,l")
+            .scan_where(&self.table, "o", owner, "k,l")
             .await
             .map_err(|e| self.store_error("scanning", e))?;
         let mut items = HashMap::with_capacity(raw.len());
         for item in raw {
-            match items::parse(&item, self.owner()) {
+            match items::parse(&item, owner) {
                 Ok((key, labels)) => {
                     items.insert(key, labels);
                 }
@@ -298,9 +353,16 @@ impl DynamoDbRegistry {
 
     /// The provider's records with the labels of their items; ownership TXT records hidden, their labels
     /// moved to records that have no item yet (marked [`NEEDS_MIGRATION`]).
-    fn label(&self, records: Vec<Endpoint>, items: &HashMap<ItemKey, Labels>) -> (Vec<Endpoint>, HashSet<ItemKey>) {
+    fn label(&self, records: Vec<Endpoint>, read: &ReadItems) -> (Vec<Endpoint>, HashSet<ItemKey>) {
         let own = &self.ownership;
-        let mut orphans: HashSet<&ItemKey> = items.keys().collect();
+        let mut orphans: HashSet<&ItemKey> = read.items.keys().collect();
+        // `--migrate-from-txt-owner`: an ownership TXT record of the old owner is ours, as in the TXT registry.
+        let migrated = |mut l: Labels| {
+            if own.migrate_from().is_some() && l.get(label::OWNER).map(String::as_str) == own.migrate_from() {
+                l.insert(label::OWNER.to_string(), self.owner().to_string());
+            }
+            l
+        };
         let mut endpoints = Vec::with_capacity(records.len());
         // Ownership TXT records (with their labels), found by (endpoint name, set identifier, AAAA or not)
         // as external-dns keys them. Of two with one key external-dns keeps the later (#5457); here their
@@ -311,15 +373,15 @@ impl DynamoDbRegistry {
         let warn = |name: &str| self.contested.first(name);
         for mut record in records {
             let key = ItemKey::of(&record);
-            if let Some(l) = items.get(&key) {
+            if let Some(l) = read.labels(&key) {
                 record.labels = l.clone();
                 orphans.remove(&key);
             } else if record.record_type == RecordType::Txt
                 && let Some(l) = record.targets.first().and_then(|v| labels::parse(v, own.key()).ok())
             {
                 let others = record.targets.iter().skip(1);
-                let others = others.filter_map(|v| labels::parse(v, own.key()).ok());
-                let l = claims::of_values(self.owner(), l, others, &record.dns_name, warn);
+                let others = others.filter_map(|v| labels::parse(v, own.key()).ok().map(migrated));
+                let l = claims::of_values(self.owner(), migrated(l), others, &record.dns_name, warn);
                 let (name, rt) = own.mapper().to_endpoint_name(&record.dns_name);
                 let key = (name, record.set_identifier.clone(), rt == RecordType::Aaaa);
                 if let Some(&kept) = txt_by_key.get(&key) {
@@ -336,7 +398,7 @@ impl DynamoDbRegistry {
         }
         if !txt_by_key.is_empty() {
             let wildcard = own.wildcard_replacement();
-            for ep in endpoints.iter_mut().filter(|e| !items.contains_key(&ItemKey::of(e))) {
+            for ep in endpoints.iter_mut().filter(|e| read.labels(&ItemKey::of(e)).is_none()) {
                 let name = match ep.dns_name.strip_prefix("*.") {
                     Some(rest) if !wildcard.is_empty() => format!("{wildcard}.{rest}"),
                     _ if ep.dns_name == "*" && !wildcard.is_empty() => wildcard.to_string(),
@@ -375,13 +437,14 @@ impl DynamoDbRegistry {
     }
 }
 
-/// The changes the registry writes: creates, and updates and deletes of records that are ours.
-fn writes(change: &Change, owner: &str) -> bool {
+/// The changes the registry writes: creates, and updates and deletes of records that are ours, and the
+/// update adopting a record released to us (`adopt_from` being `--txt-adopt-from-owner`).
+fn writes(change: &Change, owner: &str, adopt_from: Option<&str>) -> bool {
     let ours = |e: &Endpoint| e.owner() == Some(owner);
     match change {
         Change::Create(_) => true,
         Change::Delete(r) => ours(r),
-        Change::Update { old, new } => ours(old) && ours(new),
+        Change::Update { old, new } => (ours(old) || claims::adopts(adopt_from, owner, old)) && ours(new),
     }
 }
 
@@ -397,13 +460,10 @@ fn owned_labels(r: &Endpoint, owner: &str) -> Labels {
 impl Registry for DynamoDbRegistry {
     async fn records(&self) -> Result<Snapshot, RegistryError> {
         let (read, items) = tokio::join!(self.provider.records(), self.read_items());
-        let (read, items) = (read?, items?);
+        let (read, mut items) = (read?, items?);
         let (records, orphans) = self.label(read.endpoints, &items);
-        Ok(Snapshot::with_registry_state(
-            records,
-            read.state,
-            ReadItems { items, orphans },
-        ))
+        items.orphans = orphans;
+        Ok(Snapshot::with_registry_state(records, read.state, items))
     }
 
     async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
@@ -416,14 +476,20 @@ impl Registry for DynamoDbRegistry {
         // 1. Claims: an item for every record to create, before the record; another owner's item wins.
         let mut claims: Vec<(usize, Statement)> = Vec::new();
         for (at, change) in changes.iter().enumerate() {
-            if !writes(change, owner) {
+            if !writes(change, owner, self.ownership.adopt_from()) {
                 written.skipped.insert(at);
             } else if let Change::Create(r) = change {
                 let (key, labels) = (ItemKey::of(r), owned_labels(r, owner));
-                match read.items.get(&key) {
-                    Some(old) if *old == labels => {}
-                    Some(_) => claims.push((at, items::update(table, &key, &labels))),
-                    None => claims.push((at, items::insert(table, &key, owner, &labels))),
+                let migrating = read
+                    .foreign
+                    .get(&key)
+                    .filter(|(from, _)| self.ownership.migrate_from() == Some(from.as_str()));
+                match (read.items.get(&key), migrating) {
+                    (Some(old), _) if *old == labels => {}
+                    (Some(_), _) => claims.push((at, items::update(table, &key, &labels))),
+                    // The old owner's item of a record gone (#6617 while migrating): taken over with the create.
+                    (None, Some((from, _))) => claims.push((at, items::take_over(table, &key, from, owner, &labels))),
+                    (None, None) => claims.push((at, items::insert(table, &key, owner, &labels))),
                 }
             }
         }
@@ -481,7 +547,11 @@ impl Registry for DynamoDbRegistry {
                     let key = ItemKey::of(new);
                     kept.insert(key.clone());
                     let labels = new.labels_as_written();
-                    if old.provider_specific.get(NEEDS_MIGRATION).is_some() {
+                    if let Some((from, _)) = read.foreign.get(&key) {
+                        // A migration or an adoption: the item changes owner and labels in one write.
+                        let take = items::take_over(table, &key, from, owner, &labels);
+                        after.push((Some(at), key.clone(), take, Some(labels)));
+                    } else if old.provider_specific.get(NEEDS_MIGRATION).is_some() {
                         let insert = items::insert(table, &key, owner, &labels);
                         after.push((Some(at), key.clone(), insert, Some(labels)));
                     } else if old.labels != labels {
@@ -554,6 +624,7 @@ impl Registry for DynamoDbRegistry {
         };
         for (key, labels) in w.items {
             state.orphans.remove(&key);
+            state.foreign.remove(&key);
             match labels {
                 Some(l) => {
                     state.items.insert(key, l);

@@ -1,11 +1,17 @@
 //! The DynamoDB registry against the strict DynamoDB fake (moto's PartiQL cannot run external-dns's
 //! statements) and the in-memory provider: the items it writes, as external-dns lays them out; claims,
-//! labels and releases; the migration of TXT ownership records; refusals.
+//! labels and releases; the migration of TXT ownership records; refusals; the hand-over between owners.
+//!
+//! external-dns's hand-over bugs (issue 47) each have a test here: #6617 (no record created where another
+//! owner holds the item), #5457 (two owners' TXT claims on one record, read while migrating them into
+//! items), #6671 (`--migrate-from-txt-owner` takes identical records over too, their items and their TXT
+//! records alike; the hand-over's adoption of identical records is tested beside it).
 
 use std::sync::Arc;
 
 use extdns_aws::{CredentialSource, Credentials};
-use extdns_endpoint::{Change, Endpoint, RecordType, label};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, label};
+use extdns_plan::{PlanConfig, calculate};
 use extdns_provider::{InMemoryProvider, Provider, ProviderError};
 use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError};
 use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry, NEEDS_MIGRATION};
@@ -15,19 +21,23 @@ use serde_json::{Value, json};
 
 const TABLE: &str = "external-dns";
 
-fn ownership(owner: &str) -> Ownership {
+fn ownership(owner: &str) -> OwnershipConfig {
     let mut c = OwnershipConfig::default();
     c.owner_id = owner.to_string();
-    Ownership::new(c).expect("valid ownership")
+    c
 }
 
 fn registry(fake: &Fake, provider: Arc<InMemoryProvider>, owner: &str) -> DynamoDbRegistry {
+    registry_with(fake, provider, ownership(owner))
+}
+
+fn registry_with(fake: &Fake, provider: Arc<InMemoryProvider>, ownership: OwnershipConfig) -> DynamoDbRegistry {
     let env = |k: &str| match k {
         "AWS_ENDPOINT_URL_DYNAMODB" => Some(fake.url.clone()),
         _ => None,
     };
-    let mut config =
-        DynamoDbConfig::from_env(TABLE, "eu-west-1", ownership(owner), None, &env).expect("a configuration");
+    let ownership = Ownership::new(ownership).expect("valid ownership");
+    let mut config = DynamoDbConfig::from_env(TABLE, "eu-west-1", ownership, None, &env).expect("a configuration");
     // Were the variable's name wrong, the endpoint would be DynamoDB's own: fail before any request.
     assert!(
         extdns_test_support::is_loopback(&config.client.endpoint),
@@ -452,5 +462,168 @@ async fn a_contested_record_is_warned_about_once() -> Result<(), RegistryError> 
     }
     let warned = logs.text().matches("ownership records of several owners").count();
     assert_eq!(warned, 1, "{}", logs.text());
+    Ok(())
+}
+
+// --- owners changing: the hand-over and --migrate-from-txt-owner (issue 47) ---
+
+/// One sync as the controller runs it, planned with `plan`; returns the changes.
+async fn sync(
+    registry: &DynamoDbRegistry,
+    plan: &PlanConfig,
+    desired: &[Endpoint],
+) -> Result<Vec<Change>, RegistryError> {
+    let snapshot = registry.records().await?;
+    let outcome = calculate(plan, &snapshot.records, desired, &DomainFilter::default());
+    if !outcome.changes.is_empty() {
+        registry.apply(&snapshot, &outcome.changes).await?;
+    }
+    Ok(outcome.changes)
+}
+
+fn plan(owner: &str) -> PlanConfig {
+    PlanConfig {
+        owner_id: owner.into(),
+        ..PlanConfig::default()
+    }
+}
+
+/// The items as (key, owner, labels but the owner).
+fn items_held(fake: &Fake) -> Vec<(String, String, Value)> {
+    fake.items(TABLE)
+        .into_iter()
+        .map(|i| {
+            let text = |v: &Value| v["S"].as_str().unwrap_or_default().to_string();
+            (text(&i["k"]), text(&i["o"]), i["l"].clone())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_released_identical_record_is_adopted_by_rewriting_its_item_in_place() -> Result<(), RegistryError> {
+    let (fake, provider, old) = setup("old").await;
+    let web = a("web.example.org", "192.0.2.1");
+    let mut adopting = ownership("new");
+    adopting.adopt_from_owner = Some("old".into());
+    let new = registry_with(&fake, provider.clone(), adopting);
+    let adopt = PlanConfig {
+        adopt_from: Some("old".into()),
+        ..plan("new")
+    };
+    sync(&old, &plan("old"), std::slice::from_ref(&web)).await?;
+    // Not released yet: the adopter reads the record as nobody's and asks for nothing.
+    assert!(sync(&new, &adopt, std::slice::from_ref(&web)).await?.is_empty());
+
+    // Phase 1: the release goes into the item's labels, the record unchanged.
+    let release = PlanConfig {
+        release_to: Some("new".into()),
+        ..plan("old")
+    };
+    assert_eq!(sync(&old, &release, std::slice::from_ref(&web)).await?.len(), 1);
+    assert_eq!(
+        items_held(&fake),
+        [(
+            "web.example.org#A#".to_string(),
+            "old".to_string(),
+            json!({"M": {"released-to": {"S": "new"}}})
+        )]
+    );
+    assert!(sync(&old, &release, std::slice::from_ref(&web)).await?.is_empty());
+
+    // A record that differs from what the adopter would write is not taken.
+    let other = a("web.example.org", "192.0.2.2");
+    assert!(sync(&new, &adopt, std::slice::from_ref(&other)).await?.is_empty());
+    assert_eq!(items_held(&fake)[0].1, "old");
+
+    // Phase 2: identical, it is taken over; the one item changes owner and labels in one statement.
+    let adopted = sync(&new, &adopt, std::slice::from_ref(&web)).await?;
+    assert_eq!(adopted.len(), 1, "{adopted:?}");
+    assert_eq!(
+        items_held(&fake),
+        [("web.example.org#A#".to_string(), "new".to_string(), json!({"M": {}}))]
+    );
+    let taken: Vec<String> = fake
+        .lock()
+        .statements
+        .iter()
+        .filter(|s| s.contains("SET \"o\""))
+        .cloned()
+        .collect();
+    assert_eq!(
+        taken,
+        ["UPDATE \"external-dns\" SET \"o\"=? SET \"l\"=? WHERE \"k\"=? AND \"o\"=?"]
+    );
+    let read = new.records().await?;
+    assert_eq!(read.records[0].owner(), Some("new"));
+    assert_eq!(
+        old.records().await?.records[0].owner(),
+        None,
+        "the old owner reads it as nobody's"
+    );
+    let zone: Vec<String> = provider.snapshot().iter().map(|e| e.targets.join(",")).collect();
+    assert_eq!(zone, ["192.0.2.1"], "never deleted nor duplicated");
+    assert!(sync(&new, &adopt, std::slice::from_ref(&web)).await?.is_empty());
+    Ok(())
+}
+
+/// external-dns #6671: with `--migrate-from-txt-owner`, a record identical to what is asked for kept the
+/// old owner's ownership. Here every record of the old owner is taken over, identical ones too: its item
+/// changes owner in place, and a record still owned by its old TXT record gets an item of ours. The
+/// DynamoDB registry of external-dns reads neither as ours.
+#[tokio::test]
+async fn issue_6671_migrating_takes_identical_records_over_their_items_and_txt_records_alike()
+-> Result<(), RegistryError> {
+    let fake = Fake::start().await;
+    fake.table(TABLE);
+    let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+    let (by_item, by_txt) = (a("one.example.org", "192.0.2.1"), a("two.example.org", "192.0.2.2"));
+    fake.put(TABLE, item("one.example.org#A#", "old", "service/default/one"));
+    provider.insert([
+        by_item.clone(),
+        by_txt.clone(),
+        Endpoint::new(
+            "a-two.example.org",
+            RecordType::Txt,
+            ["\"heritage=external-dns,external-dns/owner=old,external-dns/resource=service/default/two\""],
+        ),
+    ]);
+    let mut migrating = ownership("me");
+    migrating.migrate_from_owner = Some("old".into());
+    let registry = registry_with(&fake, provider.clone(), migrating);
+    let config = PlanConfig {
+        old_owner_id: Some("old".into()),
+        ..plan("me")
+    };
+    let desired = [
+        with_resource(by_item.clone(), "service/default/one"),
+        with_resource(by_txt.clone(), "service/default/two"),
+    ];
+    let changes = sync(&registry, &config, &desired).await?;
+    assert_eq!(changes.len(), 2, "both identical records are updated: {changes:?}");
+    assert_eq!(
+        fake.items(TABLE),
+        vec![
+            item("one.example.org#A#", "me", "service/default/one"),
+            item("two.example.org#A#", "me", "service/default/two")
+        ]
+    );
+    let read = registry.records().await?;
+    let owners: Vec<(&str, Option<&str>)> = read
+        .records
+        .iter()
+        .filter(|e| e.record_type == RecordType::A)
+        .map(|e| (e.dns_name.as_str(), e.owner()))
+        .collect();
+    assert_eq!(
+        owners,
+        [("one.example.org", Some("me")), ("two.example.org", Some("me"))]
+    );
+    let zone: Vec<String> = provider
+        .snapshot()
+        .iter()
+        .filter(|e| e.record_type == RecordType::A)
+        .map(|e| e.targets.join(","))
+        .collect();
+    assert_eq!(zone, ["192.0.2.1", "192.0.2.2"], "the records themselves unchanged");
     Ok(())
 }

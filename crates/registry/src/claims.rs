@@ -7,13 +7,15 @@
 //! record reads as depends on the provider's order, and an owner may update or delete what another claims.
 //! Here the claims are settled the same way whatever their order: claims that agree on the owner are one
 //! claim (the first is kept); claims that do not make the record contested, read as held by another owner
-//! (never ours), so no owner touches it until all but one claim are removed, and a warning names them.
+//! (never ours, and released to no one), so no owner touches or adopts it until all but one claim are
+//! removed, and a warning names them. The TXT, DynamoDB and CRD registries settle claims here.
 
 use extdns_endpoint::{Labels, label};
 
 /// The labels a record is read with, given the claim kept so far and another one; `ours` is our owner id.
 /// When the owners differ, the claim of an owner other than us wins, the least such owner id among
-/// several, so the outcome depends on neither the order nor who reads it (each reader sees it foreign).
+/// several, so the outcome depends on neither the order nor who reads it (each reader sees it foreign),
+/// and it is read as released to no one.
 pub fn settle(ours: &str, kept: Labels, other: Labels) -> Settled {
     let (a, b) = (owner(&kept), owner(&other));
     if a == b {
@@ -26,7 +28,10 @@ pub fn settle(ours: &str, kept: Labels, other: Labels) -> Settled {
         (true, false) => false,
         _ => x <= y,
     };
-    let labels = if foreign_first(a, b) { kept } else { other };
+    let mut labels = if foreign_first(a, b) { kept } else { other };
+    // A contested record is handed over to no one either: a release one claim states would let the
+    // adopter take a record another claim still holds.
+    labels.remove(label::RELEASED_TO);
     Settled::Contested { labels, owners }
 }
 
@@ -83,13 +88,10 @@ fn owner(l: &Labels) -> &str {
 }
 
 /// Whether `r`, another owner's record, is one `owner` takes over in phase 2 of a hand-over
-/// (docs/migration.md): its owner is `adopt_from` (`--txt-adopt-from-owner`) and it says it was released to
-/// `owner` (the `released-to` label the releaser's plan writes). The one rule every registry with a
-/// hand-over asks (TXT, crd); the plan takes a record over only where it is identical to ours.
+/// (docs/migration.md) from `adopt_from`: the plan's rule ([`extdns_endpoint::Endpoint::adoptable_by`]),
+/// asked by every registry with a hand-over (TXT, crd, dynamodb).
 pub fn adopts(adopt_from: Option<&str>, owner: &str, r: &extdns_endpoint::Endpoint) -> bool {
-    adopt_from.is_some_and(|from| {
-        !from.is_empty() && r.owner() == Some(from) && r.label(extdns_endpoint::label::RELEASED_TO) == Some(owner)
-    })
+    r.adoptable_by(owner, adopt_from)
 }
 
 #[cfg(test)]
@@ -122,5 +124,22 @@ mod tests {
             };
             assert_eq!(owner(&labels), "b", "the least other owner, in either order");
         }
+    }
+
+    #[test]
+    fn a_contested_record_is_released_to_no_one() {
+        let mut released = claim("b");
+        released.insert(label::RELEASED_TO.to_string(), "a".to_string());
+        for (x, y) in [(released.clone(), claim("c")), (claim("c"), released.clone())] {
+            let Settled::Contested { labels, .. } = settle("a", x, y) else {
+                panic!("b and c agree");
+            };
+            assert_eq!(labels.get(label::RELEASED_TO), None, "{labels:?}");
+        }
+        // One owner's claims agree: the release stands.
+        let Settled::Agreed(labels) = settle("a", released.clone(), claim("b")) else {
+            panic!("one owner");
+        };
+        assert_eq!(labels.get(label::RELEASED_TO).map(String::as_str), Some("a"));
     }
 }

@@ -476,9 +476,10 @@ fn parse(text: &str) -> Result<Statement, String> {
                 let p = placeholder(next(None)?)?;
                 statement.set.push((name, p));
                 match next(None)?.to_ascii_uppercase().as_str() {
-                    "," => continue,
+                    // DynamoDB's PartiQL sets several attributes with one `SET` clause each.
+                    "," | "SET" => continue,
                     "WHERE" => break,
-                    other => return Err(format!("expected , or WHERE, found {other}")),
+                    other => return Err(format!("expected , SET or WHERE, found {other}")),
                 }
             }
         }
@@ -655,6 +656,9 @@ mod tests {
         let update = parse("UPDATE \"external-dns\" SET \"l\"=? WHERE \"k\"=?").expect("parses");
         assert_eq!(update.set, vec![("l".to_string(), 0)]);
         assert_eq!(update.conditions, vec![("k".to_string(), 1)]);
+        let take = parse("UPDATE \"t\" SET \"o\"=? SET \"l\"=? WHERE \"k\"=? AND \"o\"=?").expect("parses");
+        assert_eq!(take.set, vec![("o".to_string(), 0), ("l".to_string(), 1)]);
+        assert_eq!(take.conditions, vec![("k".to_string(), 2), ("o".to_string(), 3)]);
         let delete = parse("DELETE FROM \"external-dns\" WHERE \"k\"=? AND \"o\"=?").expect("parses");
         assert_eq!(delete.conditions.len(), 2);
         assert!(

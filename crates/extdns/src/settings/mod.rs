@@ -426,12 +426,18 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
     }
     let managed_types = record_types(&p.managed_record_types);
     let excluded_types = record_types(&p.exclude_record_types);
-    // A hand-over (docs/migration.md) rewrites ownership records: TXT records, or a DNSRecord in place
-    // (--registry=crd). The DynamoDB registry does not hand over yet (docs/migration.md says why).
+    // A hand-over (docs/migration.md) rewrites ownership records: TXT records, a DNSRecord in place
+    // (--registry=crd) or a DynamoDB item in place (--registry=dynamodb).
     let handing_over = !r.txt_release_to_owner.is_empty() || !r.txt_adopt_from_owner.is_empty();
-    if handing_over && !matches!(registry_name, RegistryName::Txt | RegistryName::Crd) {
+    if handing_over
+        && !matches!(
+            registry_name,
+            RegistryName::Txt | RegistryName::Crd | RegistryName::Dynamodb
+        )
+    {
         return Err(invalid(format!(
-            "--txt-release-to-owner and --txt-adopt-from-owner need --registry=txt or crd, not --registry={}",
+            "--txt-release-to-owner and --txt-adopt-from-owner need --registry=txt, crd or dynamodb, not \
+             --registry={}",
             registry_name.as_str()
         )));
     }

@@ -39,14 +39,21 @@ pub struct Contribution {
     pub unhealthy: Vec<String>,
 }
 
-/// An owner's proof of life in one domain.
+/// An owner's proof of life in one domain, and which of its processes wrote it (docs/shared-names.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heartbeat {
     /// The `--txt-owner-id` that wrote it.
     pub owner: String,
     /// The process that wrote it (random per process start): two processes under one owner id differ here.
     pub instance: String,
-    /// When it was written, in Unix seconds of the writer's clock.
+    /// How many times in a row `instance` wrote it: 1 when it wrote the first or took it over from another
+    /// process. Read back from the zone, never remembered; 0 when a writer did not say.
+    pub seq: u64,
+    /// The process `instance` took the heartbeat over from, if it did.
+    pub from: Option<String>,
+    /// Whether the heartbeat `instance` took over had been taken from `instance` first (two live processes).
+    pub contested: bool,
+    /// When it was written, in Unix seconds of the writer's clock (for the other owners' pruning only).
     pub at: u64,
 }
 
@@ -152,10 +159,19 @@ impl Format {
 
     /// The TXT value of a heartbeat (quoted, sealed when encryption is on).
     pub fn heartbeat_value(&self, h: &Heartbeat) -> Result<String, FormatError> {
-        self.seal(format!(
-            "heritage={HERITAGE},kind=heartbeat,owner={},instance={},at={}",
-            h.owner, h.instance, h.at
-        ))
+        let mut plain = format!(
+            "heritage={HERITAGE},kind=heartbeat,owner={},instance={},seq={}",
+            h.owner, h.instance, h.seq
+        );
+        if let Some(from) = h.from.as_deref().filter(|f| !f.is_empty()) {
+            plain.push_str(",from=");
+            plain.push_str(from);
+        }
+        if h.contested {
+            plain.push_str(",contested=true");
+        }
+        plain.push_str(&format!(",at={}", h.at));
+        self.seal(plain)
     }
 
     fn seal(&self, plain: String) -> Result<String, FormatError> {
@@ -232,6 +248,10 @@ fn parse_plain(plain: &str) -> Option<SharedValue> {
         "heartbeat" => Some(SharedValue::Heartbeat(Heartbeat {
             owner,
             instance: fields.get("instance")?.to_string(),
+            // An older writer says neither: a heartbeat no process has counted on.
+            seq: fields.get("seq").map_or(Some(0), |s| s.parse().ok())?,
+            from: fields.get("from").filter(|f| !f.is_empty()).map(|f| f.to_string()),
+            contested: fields.get("contested") == Some(&"true"),
             at: fields.get("at")?.parse().ok()?,
         })),
         _ => None,

@@ -92,9 +92,9 @@ impl SharedRegistry {
     }
 
     /// What this pass writes. Heartbeats: ours where we contribute and it is due (missing, or older than half
-    /// a period), deleted where we contribute nothing. Our owner id's heartbeat written by another live process
-    /// (the read's verdict, [`SharedView::judge_instances`]) stops us in that domain: a conflict; one that has
-    /// not moved for two periods is a stopped process's (a restart of ours) and is taken over. Pruning: on
+    /// a period), deleted where we contribute nothing; another process's under our owner id taken over. While
+    /// the read found another process in a domain ([`SharedView::judge_instances`]: a conflict, or one not yet
+    /// proven stopped), nothing shared is written or pruned there. Pruning: on
     /// every name we contribute to, the owners whose heartbeat was read and is older than the TTL; an owner
     /// whose heartbeat was not found is kept (fail open); we are alive, so never the last owner. A `preview`
     /// (`extdns plan`, often run beside the live process under the same owner id) is never stopped by another
@@ -121,37 +121,40 @@ impl SharedRegistry {
             .filter_map(|(k, _)| domain_of.get(k))
             .collect();
         let mut blocked: BTreeSet<&String> = BTreeSet::new();
-        for domain in &ours {
+        // Another process's heartbeat under our owner id where we contribute nothing yet (left by a process
+        // that stopped before deleting it) is taken over too, or it would hold our first shared name there
+        // back for good; ours is deleted there below, at the next pass.
+        let held_by_another = |d: &&String| {
+            view.heartbeats
+                .get(*d)
+                .and_then(|m| m.get(&self.owner))
+                .is_some_and(|h| h.value.instance != self.instance)
+        };
+        let left_behind = view
+            .second_instance
+            .keys()
+            .filter(|d| !preview && !ours.contains(d) && held_by_another(d));
+        let beat_domains: BTreeSet<&String> = ours.iter().copied().chain(left_behind).collect();
+        for domain in &beat_domains {
+            if !preview && let Some(other) = view.second_instance.get(*domain) {
+                blocked.insert(domain);
+                self.report_second_instance(domain, other);
+            }
             match view.heartbeats.get(*domain).and_then(|m| m.get(&self.owner)) {
                 None => plan.beats.push(Change::Create(self.heartbeat_record(domain)?)),
+                // Our own heartbeat's age is our clock against our clock: rewritten once per period.
                 Some(h) if h.value.instance == self.instance => {
                     if now.saturating_sub(h.value.at) >= every / 2 {
                         plan.beats
-                            .push(Change::update(stored(h), self.heartbeat_record(domain)?));
+                            .push(Change::update(stored(h), self.heartbeat_over(domain, Some(&h.value))?));
                     }
                 }
                 Some(_) if preview => {}
-                Some(h) => match view.second_instance.get(*domain) {
-                    Some(live) => {
-                        blocked.insert(domain);
-                        self.count(SharedCount::Conflicts, "instance", 1);
-                        tracing::warn!(
-                            domain = %domain, owner = %self.owner, theirs = %live.instance, ours = %self.instance,
-                            heartbeat_age = now.saturating_sub(live.at),
-                            "shared name conflict: another live process writes heartbeats under our owner id; \
-                             nothing shared is written in this domain"
-                        );
-                    }
-                    None => {
-                        tracing::info!(
-                            domain = %domain, instance = %h.value.instance,
-                            heartbeat_age = now.saturating_sub(h.value.at),
-                            "taking over our owner id's heartbeat from an instance that stopped"
-                        );
-                        plan.beats
-                            .push(Change::update(stored(h), self.heartbeat_record(domain)?));
-                    }
-                },
+                // Another process's: taken over at every upkeep (module `heartbeat` says why that finds a
+                // live one and lets a stopped one go), whatever its writer's clock says.
+                Some(h) => plan
+                    .beats
+                    .push(Change::update(stored(h), self.heartbeat_over(domain, Some(&h.value))?)),
             }
         }
         for (domain, by_owner) in &view.heartbeats {

@@ -8,6 +8,7 @@
 
 mod format;
 pub mod health;
+mod heartbeat;
 mod maintain;
 mod preview;
 #[cfg(test)]
@@ -293,12 +294,7 @@ impl Registry for SharedRegistry {
         let mut snapshot = self.inner.records().await?;
         let records = std::mem::take(&mut snapshot.records).into_vec();
         let (mut view, plan) = SharedView::extract(records, &self.format, &self.owner);
-        view.judge_instances(
-            &self.owner,
-            &self.instance,
-            (self.clock)(),
-            2 * self.config.heartbeat_every.as_secs(),
-        );
+        view.judge_instances(&self.owner, &self.instance);
         snapshot.records = plan.into();
         snapshot.registry = Some(crate::RegistryState(Box::new(view)));
         Ok(snapshot)

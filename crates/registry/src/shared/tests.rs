@@ -12,6 +12,7 @@ use extdns_provider::zone::Placement;
 use extdns_provider::{InMemoryProvider, Provider, ProviderError, ReadState, Records, Unit};
 
 use super::format::{Contribution, Format, Heartbeat, SharedValue};
+use super::heartbeat::SETTLE_WRITES;
 use super::{Clock, SharedConfig, SharedRegistry};
 use crate::mapper::NameMapper;
 use crate::{AesKey, Ownership, OwnershipConfig, Registry, RegistryError, TxtRegistry, TxtRegistryConfig};
@@ -428,30 +429,119 @@ async fn two_processes_under_one_owner_id_are_a_conflict_and_a_restart_is_not() 
     let first = owner(&zone, "cluster-a", &now)?;
     let web = [shared_a("web.example.org", &["192.0.2.1"], "web")];
     sync(&first, &web).await?;
-    // A second process under the same id (another instance) finds the first one's heartbeat fresh in the
-    // zone: a conflict at every sync, from its very first one (nothing remembered), and nothing written.
+    // A second process under the same id (another instance) takes the first one's heartbeat over and waits;
+    // the first finds it taken and takes it back: from then on each sees the other (a conflict at every
+    // sync, nothing remembered) and neither writes anything shared.
     let second = owner(&zone, "cluster-a", &now)?.with_clock(clock(&now), "second-process");
     let changed = [shared_a("web.example.org", &["192.0.2.7"], "web")];
-    for _ in 0..3 {
+    for _ in 0..4 {
         now.fetch_add(60, Ordering::Relaxed);
-        sync(&first, &web).await?;
+        sync_refusing(&first, &web).await?;
         assert_eq!(sync_refusing(&second, &changed).await?.1.len(), 1);
     }
     assert!(second.stats().conflicts() >= 3, "{}", second.stats().conflicts());
+    assert!(first.stats().conflicts() >= 3, "{}", first.stats().conflicts());
     assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1"]);
-    // The first process stops (a restart): a heartbeat one quiet interval old is not enough, two are.
-    now.fetch_add(60, Ordering::Relaxed);
-    assert_eq!(sync_refusing(&second, &changed).await?.1.len(), 1);
-    now.fetch_add(60, Ordering::Relaxed);
-    sync(&second, &changed).await?;
+    // The first process stops: the second holds the heartbeat untouched for SETTLE_WRITES of its writes,
+    // then writes.
+    let mut refused = 0;
+    while !sync_refusing(&second, &changed).await?.1.is_empty() {
+        refused += 1;
+        assert!(refused <= SETTLE_WRITES, "still refused after {refused} syncs");
+        now.fetch_add(60, Ordering::Relaxed);
+    }
     assert_eq!(zone.a("web.example.org").await?, ["192.0.2.7"]);
-    // A process started after its predecessor's heartbeat went quiet takes over at its first sync: the
-    // verdict is read from the zone, not learnt by watching.
-    now.fetch_add(120, Ordering::Relaxed);
+    // A restart (the old process gone, its heartbeat left) waits the same, and is no conflict.
+    now.fetch_add(60, Ordering::Relaxed);
     let third = owner(&zone, "cluster-a", &now)?.with_clock(clock(&now), "third-process");
-    sync(&third, &web).await?;
+    let mut waited = 0;
+    while !sync_refusing(&third, &web).await?.1.is_empty() {
+        waited += 1;
+        assert!(waited <= SETTLE_WRITES, "still refused after {waited} syncs");
+        now.fetch_add(60, Ordering::Relaxed);
+    }
+    assert!(waited > 0, "a restart waits for the heartbeat to stay its own");
     assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1"]);
     assert_eq!(third.stats().conflicts(), 0);
+    Ok(())
+}
+
+/// A heartbeat of ours left by a process that stopped where we contribute nothing (its last name removed,
+/// the heartbeat not yet deleted) holds our first shared name there back only until it is taken over.
+#[tokio::test]
+async fn a_heartbeat_left_where_we_share_nothing_is_taken_over() -> Res {
+    let zone = Counting::zone();
+    let now = Arc::new(AtomicU64::new(1_000_000));
+    let left = Heartbeat {
+        owner: "cluster-a".into(),
+        instance: "gone-process".into(),
+        seq: 9,
+        from: None,
+        contested: false,
+        at: 999_000,
+    };
+    let value = Format::new(NameMapper::new("", "", ""), None, false).heartbeat_value(&left)?;
+    zone.inner.insert([Endpoint::new(
+        &Format::heartbeat_name("cluster-a", "example.org"),
+        RecordType::Txt,
+        [value],
+    )]);
+    let a = owner(&zone, "cluster-a", &now)?;
+    let web = [shared_a("web.example.org", &["192.0.2.1"], "web")];
+    let mut waited = 0;
+    while !sync_refusing(&a, &web).await?.1.is_empty() {
+        waited += 1;
+        assert!(waited <= SETTLE_WRITES, "still refused after {waited} syncs");
+        now.fetch_add(60, Ordering::Relaxed);
+    }
+    assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1"]);
+    assert_eq!(a.stats().conflicts(), 0);
+    Ok(())
+}
+
+/// The check between two processes under one owner id reads no clock: the second process's clock behind
+/// or ahead of the first's by ten intervals (when the old check took a live process for a stopped one, and
+/// the two overwrote each other) changes nothing: both see the conflict and neither writes shared names
+/// while both run, and the one left writes again once the other stopped.
+#[tokio::test]
+async fn a_second_process_is_found_whether_its_clock_lags_or_leads() -> Res {
+    for skew in [-600_i64, 600] {
+        let zone = Counting::zone();
+        let now_first = Arc::new(AtomicU64::new(1_000_000));
+        let now_second = Arc::new(AtomicU64::new(1_000_000_u64.saturating_add_signed(skew)));
+        let first = owner(&zone, "cluster-a", &now_first)?;
+        let second = owner(&zone, "cluster-a", &now_second)?.with_clock(clock(&now_second), "second-process");
+        let web = [shared_a("web.example.org", &["192.0.2.1"], "web")];
+        let changed = [shared_a("web.example.org", &["192.0.2.7"], "web")];
+        sync(&first, &web).await?;
+        for round in 0..5 {
+            for now in [&now_first, &now_second] {
+                now.fetch_add(60, Ordering::Relaxed);
+            }
+            sync_refusing(&first, &web).await?;
+            let (_, refused) = sync_refusing(&second, &changed).await?;
+            assert_eq!(refused.len(), 1, "skew {skew}, round {round}");
+            assert_eq!(
+                zone.a("web.example.org").await?,
+                ["192.0.2.1"],
+                "skew {skew}, round {round}"
+            );
+        }
+        assert!(first.stats().conflicts() > 0, "skew {skew}");
+        assert!(second.stats().conflicts() > 0, "skew {skew}");
+        // The second stops: the first writes again within SETTLE_WRITES syncs.
+        let moved = [shared_a("web.example.org", &["192.0.2.3"], "web")];
+        let mut refused = 0;
+        while !sync_refusing(&first, &moved).await?.1.is_empty() {
+            refused += 1;
+            assert!(
+                refused <= SETTLE_WRITES,
+                "skew {skew}: still refused after {refused} syncs"
+            );
+            now_first.fetch_add(60, Ordering::Relaxed);
+        }
+        assert_eq!(zone.a("web.example.org").await?, ["192.0.2.3"], "skew {skew}");
+    }
     Ok(())
 }
 
@@ -523,12 +613,17 @@ fn contribution_and_heartbeat_values_round_trip() -> Res {
             let name = f.contribution_name(owner, &c.record, &c.record_type);
             assert!(name.split('.').all(|l| !l.is_empty() && l.len() <= 63), "{name}");
             assert!(name.ends_with(".example.org"), "{name}");
-            let h = Heartbeat {
-                owner: owner.to_string(),
-                instance: "0123456789abcdef".to_string(),
-                at: 1_764_000_000,
-            };
-            assert_eq!(f.parse(&f.heartbeat_value(&h)?), Some(SharedValue::Heartbeat(h)));
+            for (from, contested) in [(None, false), (Some("fedcba9876543210"), true)] {
+                let h = Heartbeat {
+                    owner: owner.to_string(),
+                    instance: "0123456789abcdef".to_string(),
+                    seq: 3,
+                    from: from.map(str::to_string),
+                    contested,
+                    at: 1_764_000_000,
+                };
+                assert_eq!(f.parse(&f.heartbeat_value(&h)?), Some(SharedValue::Heartbeat(h)));
+            }
             assert!(
                 Format::heartbeat_name(owner, "example.org")
                     .split('.')
@@ -588,15 +683,30 @@ fn names_and_values_match_the_specification() -> Res {
         f.contribution_value(&unhealthy)?,
         "\"heritage=extdns-shared,kind=targets,owner=cluster-a,record=web.example.org,type=A,resource=service/default/web,targets=192.0.2.1 192.0.2.2,unhealthy=192.0.2.2\""
     );
-    let h = Heartbeat {
+    let mut h = Heartbeat {
         owner: "cluster-a".into(),
         instance: "5f0c2a9e4b7d1c33".into(),
+        seq: 1,
+        from: None,
+        contested: false,
         at: 1_764_000_000,
     };
     assert_eq!(
         f.heartbeat_value(&h)?,
-        "\"heritage=extdns-shared,kind=heartbeat,owner=cluster-a,instance=5f0c2a9e4b7d1c33,at=1764000000\""
+        "\"heritage=extdns-shared,kind=heartbeat,owner=cluster-a,instance=5f0c2a9e4b7d1c33,seq=1,at=1764000000\""
     );
+    h.from = Some("0a1b2c3d4e5f6a7b".into());
+    h.contested = true;
+    assert_eq!(
+        f.heartbeat_value(&h)?,
+        "\"heritage=extdns-shared,kind=heartbeat,owner=cluster-a,instance=5f0c2a9e4b7d1c33,seq=1,from=0a1b2c3d4e5f6a7b,contested=true,at=1764000000\""
+    );
+    // A heartbeat of an older writer, without the counter, still reads.
+    let older = "\"heritage=extdns-shared,kind=heartbeat,owner=cluster-a,instance=5f0c2a9e4b7d1c33,at=1764000000\"";
+    assert!(matches!(
+        f.parse(older),
+        Some(SharedValue::Heartbeat(Heartbeat { seq: 0, from: None, .. }))
+    ));
     Ok(())
 }
 

@@ -8,6 +8,7 @@ use extdns_endpoint::{Endpoint, RecordType, Targets, label, shared};
 
 use super::format::{Contribution, Format, Heartbeat, SharedValue};
 use super::health;
+use super::heartbeat::{self, SecondInstance};
 
 /// A shared record's identity: its lower-cased name and type (shared records have no set identifier).
 pub(crate) type Key = (String, RecordType);
@@ -37,10 +38,10 @@ pub(crate) struct SharedView {
     pub(crate) records: BTreeMap<Key, Endpoint>,
     /// Shared records that also have a plain (external-dns style) ownership record, with its owner.
     pub(crate) plain_owner: BTreeMap<Key, String>,
-    /// Per domain, the heartbeat another live process wrote under our owner id (two extdns with one
-    /// `--txt-owner-id`): [`SharedView::judge_instances`]. Judged from the zone at each read and carried by the
-    /// snapshot, so the verdict never depends on what an earlier call remembered.
-    pub(crate) second_instance: BTreeMap<String, Heartbeat>,
+    /// Per domain, another process under our owner id (two extdns with one `--txt-owner-id`), proven alive
+    /// or not yet proven stopped: [`SharedView::judge_instances`]. Judged from the zone at each read and
+    /// carried by the snapshot, so the verdict never depends on what an earlier call remembered.
+    pub(crate) second_instance: BTreeMap<String, SecondInstance>,
 }
 
 impl SharedView {
@@ -80,17 +81,17 @@ impl SharedView {
         (view, plan)
     }
 
-    /// Finds, per domain, our owner id's heartbeat written by another process (not `instance`) that is
-    /// alive: younger than `quiet` seconds at `now`. A live process rewrites its heartbeat every period, so
-    /// one that has not moved for two periods belongs to a process that stopped (a restart of ours) and may
-    /// be taken over; a younger one is a second live process, a conflict.
-    pub(crate) fn judge_instances(&mut self, owner: &str, instance: &str, now: u64, quiet: u64) {
+    /// Finds, per domain, another process under our owner id, from our owner id's heartbeat as read
+    /// ([`heartbeat::judge`]): one that took the heartbeat from us (a conflict), or one whose heartbeat we
+    /// have not held long enough to know it stopped. No clock is read: another host's clock, behind or
+    /// ahead of ours, changes nothing.
+    pub(crate) fn judge_instances(&mut self, owner: &str, instance: &str) {
         self.second_instance = self
             .heartbeats
             .iter()
             .filter_map(|(domain, by_owner)| {
-                let h = &by_owner.get(owner)?.value;
-                (h.instance != instance && now.saturating_sub(h.at) < quiet).then(|| (domain.clone(), h.clone()))
+                let other = heartbeat::judge(&by_owner.get(owner)?.value, instance)?;
+                Some((domain.clone(), other))
             })
             .collect();
     }

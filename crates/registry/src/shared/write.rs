@@ -5,7 +5,7 @@ use extdns_endpoint::{Change, Endpoint, RecordType, Targets, label, shared};
 use extdns_provider::failure::FailureKind;
 use extdns_provider::{ChangeFailure, ProviderError, ReadState, Unit};
 
-use super::format::{Contribution, FormatError, Heartbeat};
+use super::format::{Contribution, FormatError};
 use super::health;
 use super::view::{Key, SharedView, key_of};
 use super::{SharedCount, SharedRegistry};
@@ -93,6 +93,18 @@ impl SharedRegistry {
                 continue;
             }
             if let Some(h) = view.second_instance.get(&self.domain_of(read, &e.dns_name)) {
+                if !h.conflict {
+                    split.withheld.push(ChangeFailure::new(
+                        e,
+                        FailureKind::Transient,
+                        format!(
+                            "not written yet: this process took our owner id's heartbeat over from instance {}, \
+                             and writes shared names once no other process takes it back",
+                            h.instance
+                        ),
+                    ));
+                    continue;
+                }
                 self.conflict(
                     e,
                     "instance",
@@ -223,23 +235,6 @@ impl SharedRegistry {
             }
         }
         Ok(out)
-    }
-
-    /// Our heartbeat record in `domain`, written now.
-    pub(super) fn heartbeat_record(&self, domain: &str) -> Result<Endpoint, RegistryError> {
-        let value = self
-            .format
-            .heartbeat_value(&Heartbeat {
-                owner: self.owner.clone(),
-                instance: self.instance.clone(),
-                at: (self.clock)(),
-            })
-            .map_err(RegistryError::Shared)?;
-        Ok(Endpoint::new(
-            &super::Format::heartbeat_name(&self.owner, domain),
-            RecordType::Txt,
-            [value],
-        ))
     }
 
     /// What change `c` sends: our contribution as it becomes, and the record as the union of it with every
