@@ -413,6 +413,8 @@ pub struct NameBook {
     /// How many times the outcomes changed: what a reader that must not hold them (and so make every fold
     /// copy them) compares.
     version: Arc<std::sync::atomic::AtomicU64>,
+    /// How many syncs folded their outcomes in, changed or not: each is a sync whose write is done.
+    folds: Arc<watch::Sender<u64>>,
 }
 
 impl Default for NameBook {
@@ -420,6 +422,7 @@ impl Default for NameBook {
         NameBook {
             latest: Arc::new(watch::Sender::new(Arc::default())),
             version: Arc::default(),
+            folds: Arc::new(watch::Sender::new(0)),
         }
     }
 }
@@ -445,7 +448,15 @@ impl NameBook {
         if changed {
             self.version.fetch_add(1, std::sync::atomic::Ordering::Release);
         }
+        self.folds.send_modify(|n| *n = n.wrapping_add(1));
         changed
+    }
+
+    /// A receiver woken after every sync that folded its outcomes in, whether they changed or not: the
+    /// sync's write to DNS is done by then. The status writer, which holds its writes back while a change
+    /// of the view is on its way to DNS, waits for it.
+    pub fn folds(&self) -> watch::Receiver<u64> {
+        self.folds.subscribe()
     }
 
     /// Increases each time the outcomes change; read it before [`NameBook::latest`].
@@ -1068,12 +1079,15 @@ mod tests {
                 outcome("b.example.org", NameState::Pending),
             ],
         };
+        let mut folds = book.folds();
         book.fold(BTreeMap::from([(svc("web"), web.clone())]), None);
         assert!(rx.has_changed().unwrap_or(false));
         rx.mark_unchanged();
-        // The same again: readers are not woken.
+        folds.mark_unchanged();
+        // The same again: readers are not woken, but the sync is told done (the status writer waits for it).
         book.fold(BTreeMap::from([(svc("web"), web)]), None);
         assert!(!rx.has_changed().unwrap_or(true));
+        assert!(folds.has_changed().unwrap_or(false), "every fold is a sync done");
         let published = NameState::Published {
             provider: "p".into(),
             zone: None,

@@ -84,4 +84,13 @@ pub trait Item: PartialEq + Send + Sync + 'static {
     }
     /// Shares the strings of the view's own fields that many objects repeat; nothing by default.
     fn intern_values(&mut self, _interner: &Interner) {}
+    /// Whether this view differs from `old` only in the status extdns writes on the object itself (a
+    /// DNSEndpoint's `observedGeneration` and conditions), which no source reads: the store keeps the new
+    /// view, for the writer to see what it wrote, but records no change, so extdns's own status write
+    /// does not wake a sync that would find nothing to do. False by default: the views of the other kinds
+    /// keep none of extdns's status (a Service's condition, the annotation on Ingresses and routes are left
+    /// out of them), so such a write leaves them equal.
+    fn differs_only_in_own_status(&self, _old: &Self) -> bool {
+        false
+    }
 }

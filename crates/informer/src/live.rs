@@ -1290,6 +1290,35 @@ mod tests {
         assert_eq!(taken(&c), vec!["EndpointSlice a/api"]);
     }
 
+    fn dns_endpoint(generation: i64, target: &str, status: serde_json::Value) -> crate::dnsendpoint::DnsEndpoint {
+        let mut value = json!({
+            "metadata": {"name": "recs", "namespace": "a", "generation": generation},
+            "spec": {"endpoints": [{"dnsName": "x.example.org", "recordType": "A", "targets": [target]}]},
+            "status": status,
+        });
+        crate::watched::decode(&mut value).unwrap_or_else(|e| panic!("a DNSEndpoint: {e}"))
+    }
+
+    #[test]
+    fn extdns_own_dns_endpoint_status_is_stored_but_no_change() {
+        let c = LiveCluster::detached(&[ResourceKind::DnsEndpoint], LiveOptions::default());
+        listed(&c, vec![dns_endpoint(1, "192.0.2.1", json!({}))]);
+        let bumps = *c.changes().borrow();
+        // The status writer's own write comes back: the view must keep it (the writer compares with it),
+        // and nothing the source reads moved, so no sync is woken.
+        let written = json!({"observedGeneration": 1,
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Programmed", "message": ""}]});
+        c.apply_event(Event::Apply(dns_endpoint(1, "192.0.2.1", written.clone())));
+        assert!(c.take_changes().is_empty(), "a status write is no change");
+        assert_eq!(*c.changes().borrow(), bumps, "and wakes nobody");
+        let stored = c.store().dns_endpoints();
+        assert_eq!(stored[0].observed_generation, Some(1), "the status is stored");
+        assert_eq!(stored[0].conditions.as_ref().map(Vec::len), Some(1));
+        // A change of the spec (its generation with it) is one, status or not.
+        c.apply_event(Event::Apply(dns_endpoint(2, "192.0.2.2", written)));
+        assert_eq!(taken(&c), vec!["DNSEndpoint a/recs"]);
+    }
+
     #[test]
     fn a_relist_after_the_first_changes_everything() {
         let c = LiveCluster::detached(&[ResourceKind::Pod], LiveOptions::default());

@@ -311,8 +311,9 @@ impl<V: Item> Index<V> {
     }
 
     /// Inserts or replaces, keeping `uid` beside the view (for the kinds that keep one); false when the
-    /// view and uid are unchanged (a status heartbeat or a field no source reads), so such updates wake
-    /// nobody.
+    /// view and uid are unchanged (a status heartbeat or a field no source reads), or when only the status
+    /// extdns writes itself changed ([`Item::differs_only_in_own_status`]: stored, but no change), so such
+    /// updates wake nobody.
     pub(crate) fn upsert(&self, ns: Sym, v: V, uid: Option<Uid>) -> bool {
         self.write().upsert(ns, v, uid)
     }
@@ -520,15 +521,15 @@ impl<V: Item> IndexState<V> {
         let uid = V::Uid::keep(uid);
         // Compared before it is shared: an unchanged object costs no allocation. An object deleted and
         // made again under its name has another uid: stored again, so its Events name the new one.
-        let unchanged = self
-            .by_ns
-            .get(&ns)
-            .and_then(|set| set.get(v.name()))
-            .is_some_and(|old| *old.0 == v && old.1 == uid);
+        let (unchanged, own_status) = match self.by_ns.get(&ns).and_then(|set| set.get(v.name())) {
+            Some(old) if old.1 == uid => (*old.0 == v, v.differs_only_in_own_status(&old.0)),
+            _ => (false, false),
+        };
         if !unchanged {
             self.put(ns, Arc::new(v), uid);
         }
-        !unchanged
+        // extdns's own status write: stored, so its writer sees it, but no change a sync must look at.
+        !unchanged && !own_status
     }
 
     /// Stores `new` (with `uid`) in place of any object of its name.

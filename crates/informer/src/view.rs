@@ -11,7 +11,7 @@ pub use extdns_object::TraefikKind;
 /// Views that keep their metadata whole. The kind is a constant (`ResourceKind::Service`) or, for a view
 /// serving several kinds, read from the view (`|route| ResourceKind::Route(route.kind)`).
 macro_rules! item_with_meta {
-    ($view:ty, |$this:pat_param| $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)? $(, announces: $announces:path)? $(, values: $values:ident)?) => {
+    ($view:ty, |$this:pat_param| $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)? $(, announces: $announces:path)? $(, values: $values:ident)? $(, own_status: $own:path)?) => {
         impl Item for $view {
             type Uid = Option<crate::Uid>;
             fn kind(&self) -> ResourceKind {
@@ -45,6 +45,9 @@ macro_rules! item_with_meta {
             $(fn intern_values(&mut self, interner: &Interner) {
                 self.$values(interner)
             })?
+            $(fn differs_only_in_own_status(&self, old: &Self) -> bool {
+                $own(self, old)
+            })?
         }
     };
     ($view:ty, $kind:path $(, $($rest:tt)*)?) => {
@@ -57,7 +60,7 @@ item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name,
 item_with_meta!(Gateway, ResourceKind::Gateway);
 item_with_meta!(ListenerSet, ResourceKind::ListenerSet, refs: listener_set_refs);
 item_with_meta!(Ingress, ResourceKind::Ingress, template_fields: template_fields);
-item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
+item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint, own_status: DnsEndpoint::differs_only_in_status);
 
 item_with_meta!(Route, |route| ResourceKind::Route(route.kind), template_fields: template_fields, refs: route_refs);
 item_with_meta!(IstioGateway, ResourceKind::IstioGateway, template_fields: template_fields, refs: istio_gateway_refs);
@@ -621,6 +624,17 @@ pub struct DnsEndpointEntry {
     pub labels: Vec<(String, String)>,
     /// `providerSpecific`, as (name, value) pairs.
     pub provider_specific: Vec<(String, String)>,
+}
+
+impl DnsEndpoint {
+    /// Whether `self` and `old` differ in their status alone (`observedGeneration`, conditions), which
+    /// extdns writes (`extdns-kube-sinks`' `CrdStatus`) and the `crd` source never reads. A new
+    /// `generation` is a change of the spec, so it is not status: the sync it wakes writes the new
+    /// `observedGeneration`.
+    pub fn differs_only_in_status(&self, old: &DnsEndpoint) -> bool {
+        let status_differs = self.observed_generation != old.observed_generation || self.conditions != old.conditions;
+        status_differs && self.meta == old.meta && self.generation == old.generation && self.endpoints == old.endpoints
+    }
 }
 
 /// One `status.conditions[]` entry of a DNSEndpoint.

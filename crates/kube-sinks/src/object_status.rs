@@ -15,7 +15,10 @@
 //! DNSEndpoints keep their own conditions (`crate::crd_status`, external-dns's PR #6609 names).
 //!
 //! The writer runs beside the controller, woken by the name book: a sync's writes to DNS never wait for
-//! it. What it wrote is remembered, so an unchanged outcome costs nothing; a token bucket
+//! it, and it steps aside for them. Once the live view records a change, the writer holds its writes
+//! until a sync has folded its outcomes in (its write to DNS is done), or [`HOLD_AT_MOST`] has passed
+//! (a change that needs no write folds nothing), and a burst of writes stops at the next change of the
+//! view: the API server, extdns's client and its CPU serve the change first, the status after it. What it wrote is remembered, so an unchanged outcome costs nothing; a token bucket
 //! ([`TokenBucket`]) bounds the writes however many objects change at once (what waits keeps only its
 //! latest outcome); a follower writes nothing and forgets what it wrote, so a replica that leads again
 //! writes every outcome once. The object's uid, when the sync saw one, goes into the apply as a
@@ -34,6 +37,7 @@ use extdns_controller::{CancellationToken, NameBook, NameStatuses, ObjectNames, 
 use extdns_informer::{Cluster, KindOverrides, ObjectKey, ResourceKind, Uid};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
@@ -55,6 +59,11 @@ const RETRY_EVERY: Duration = Duration::from_secs(30);
 /// external-dns keeps its RBAC, which grants no `patch`; one warning, then one try per pause, not a
 /// refused write per object per retry.
 const FORBIDDEN_PAUSE: Duration = Duration::from_secs(600);
+
+/// The longest the writer holds its writes after a change of the view while no sync says its write is
+/// done: a change that asks for no write (or a sync without `--events`) folds nothing, and the status must
+/// still follow.
+pub const HOLD_AT_MOST: Duration = Duration::from_secs(1);
 
 /// What one object shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,6 +273,12 @@ pub trait StatusApi: Send + Sync {
         status: &ObjectStatus,
         since: &str,
     ) -> Result<(), StatusWriteError>;
+
+    /// The change counter of the view whose objects are written ([`Cluster::changes`]), for the writer to
+    /// hold its writes while a change is on its way to DNS; `None` (the default) holds nothing.
+    fn view_changes(&self) -> Option<watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// [`StatusApi`] over a kube client: server-side apply under [`FIELD_MANAGER`].
@@ -325,6 +340,10 @@ impl StatusApi for KubeStatusApi {
             },
         })
     }
+
+    fn view_changes(&self) -> Option<watch::Receiver<u64>> {
+        Some(self.cluster.changes())
+    }
 }
 
 /// What the writer remembers of one object: what it wrote, and since when its condition's status holds.
@@ -351,13 +370,16 @@ pub struct StatusWriter {
     /// Kinds whose refusal was logged: once per process. Status is extdns's own addition, so running on
     /// external-dns's RBAC (a drop-in switch) is a choice, told once, never a warning.
     told_forbidden: std::collections::BTreeSet<ResourceKind>,
+    /// The view's change counter ([`StatusApi::view_changes`]).
+    view: Option<watch::Receiver<u64>>,
+    /// Since when a change of the view is on its way to DNS, no sync having folded since.
+    held_since: Option<Instant>,
 }
 
 impl StatusWriter {
     /// A writer through `api`, writing while `is_leader` says so, at most `bucket` allows.
     pub fn new(api: Arc<dyn StatusApi>, is_leader: Arc<dyn Fn() -> bool + Send + Sync>, bucket: TokenBucket) -> Self {
         StatusWriter {
-            api,
             is_leader,
             bucket,
             written: BTreeMap::new(),
@@ -365,7 +387,35 @@ impl StatusWriter {
             gone: BTreeMap::new(),
             forbidden: BTreeMap::new(),
             told_forbidden: std::collections::BTreeSet::new(),
+            view: api.view_changes(),
+            held_since: None,
+            api,
         }
+    }
+
+    /// The view changed at `now`: writes wait for the sync it starts ([`StatusWriter::synced`]).
+    pub fn view_changed(&mut self, now: Instant) {
+        if let Some(view) = self.view.as_mut() {
+            view.borrow_and_update();
+        }
+        self.held_since.get_or_insert(now);
+    }
+
+    /// A sync folded its outcomes in: its write is done, writes may go.
+    pub fn synced(&mut self) {
+        self.held_since = None;
+    }
+
+    /// Until when writes are held at `now`, if they are: a change of the view is on its way to DNS.
+    pub fn held_until(&self, now: Instant) -> Option<Instant> {
+        self.held_since
+            .map(|since| since + HOLD_AT_MOST)
+            .filter(|until| *until > now)
+    }
+
+    /// Whether the view changed since the writer last looked: a burst of writes stops there.
+    fn view_moved(&self) -> bool {
+        self.view.as_ref().is_some_and(|v| v.has_changed().unwrap_or(false))
     }
 
     /// Queues every object whose status differs from what was written; an object that is gone from the
@@ -410,6 +460,10 @@ impl StatusWriter {
         for key in due {
             if self.forbidden.contains_key(&(key.kind, key.namespace.clone())) {
                 continue;
+            }
+            if self.view_moved() {
+                // A change is on its way to DNS: the rest waits for its sync.
+                return Some(now);
             }
             if !self.bucket.take(now) {
                 break;
@@ -472,9 +526,12 @@ impl StatusWriter {
         }
     }
 
-    /// Runs until `shutdown`: woken by `book`, writing as [`StatusWriter::drain`] allows.
+    /// Runs until `shutdown`: woken by `book`, writing as [`StatusWriter::drain`] allows, holding its
+    /// writes while a change of the view is on its way to DNS (until `book` says a sync folded).
     pub async fn run(mut self, book: NameBook, shutdown: CancellationToken) {
         let mut rx = book.subscribe();
+        let mut folds = Some(book.folds());
+        let mut view = self.view.clone();
         // The book is scanned when it changed, not on every timer wake while a backlog drains.
         let mut changed_since = true;
         loop {
@@ -483,22 +540,50 @@ impl StatusWriter {
                 self.consider(&latest);
                 changed_since = false;
             }
-            let wake = self
-                .drain(Instant::now())
-                .await
-                .unwrap_or_else(|| Instant::now() + RETRY_EVERY);
-            tokio::select! {
+            let now = Instant::now();
+            let wake = match self.held_until(now) {
+                Some(until) => until,
+                None => self.drain(now).await.unwrap_or_else(|| Instant::now() + RETRY_EVERY),
+            };
+            let woken = tokio::select! {
                 biased;
                 _ = shutdown.cancelled() => break,
                 changed = rx.changed() => {
                     if changed.is_err() {
                         break;
                     }
-                    changed_since = true;
+                    Woken::Book
                 }
-                _ = tokio::time::sleep_until(wake) => {}
+                _ = next(&mut folds) => Woken::Folded,
+                _ = next(&mut view) => Woken::View,
+                _ = tokio::time::sleep_until(wake) => Woken::Timer,
+            };
+            match woken {
+                Woken::Book => changed_since = true,
+                Woken::Folded => self.synced(),
+                Woken::View => self.view_changed(Instant::now()),
+                Woken::Timer => {}
             }
         }
+    }
+}
+
+/// What woke the writer's loop.
+enum Woken {
+    Book,
+    Folded,
+    View,
+    Timer,
+}
+
+/// The next change of `rx`; never, once its sender is gone (then `rx` is dropped).
+async fn next(rx: &mut Option<watch::Receiver<u64>>) {
+    let Some(r) = rx.as_mut() else {
+        return std::future::pending().await;
+    };
+    if r.changed().await.is_err() {
+        *rx = None;
+        std::future::pending::<()>().await;
     }
 }
 
@@ -675,6 +760,88 @@ mod tests {
             }
             self.ok.write(key, uid, mechanism, status, since).await
         }
+    }
+
+    /// Records writes over a view whose change counter the test moves, or the third write moves (a change
+    /// arriving while a burst is written).
+    struct OverAView {
+        ok: Recorded,
+        view: watch::Sender<u64>,
+        change_at_write: Option<usize>,
+    }
+
+    impl OverAView {
+        fn new(change_at_write: Option<usize>) -> Arc<Self> {
+            Arc::new(OverAView {
+                ok: Recorded::default(),
+                view: watch::Sender::new(0),
+                change_at_write,
+            })
+        }
+    }
+
+    #[async_trait]
+    impl StatusApi for OverAView {
+        async fn write(
+            &self,
+            key: &ObjectKey,
+            uid: Option<Uid>,
+            mechanism: Mechanism,
+            status: &ObjectStatus,
+            since: &str,
+        ) -> Result<(), StatusWriteError> {
+            self.ok.write(key, uid, mechanism, status, since).await?;
+            let written = self
+                .ok
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .len();
+            if self.change_at_write == Some(written) {
+                self.view.send_modify(|n| *n += 1);
+            }
+            Ok(())
+        }
+
+        fn view_changes(&self) -> Option<watch::Receiver<u64>> {
+            Some(self.view.subscribe())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_stops_at_a_change_of_the_view() {
+        let api = OverAView::new(Some(3));
+        let mut w = StatusWriter::new(api.clone(), Arc::new(|| true), TokenBucket::new(100.0, 100));
+        w.consider(&statuses(20, published()));
+        let now = Instant::now();
+        assert_eq!(w.drain(now).await, Some(now), "called again at once, to see the change");
+        assert_eq!(api.ok.take().len(), 3, "the writes after the change wait for its sync");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn writes_are_held_from_a_change_of_the_view_until_a_sync_folded_or_at_most_a_while() {
+        let api = OverAView::new(None);
+        let mut w = StatusWriter::new(api.clone(), Arc::new(|| true), TokenBucket::new(100.0, 100));
+        let start = Instant::now();
+        assert_eq!(w.held_until(start), None, "nothing on its way to DNS");
+        api.view.send_modify(|n| *n += 1);
+        w.view_changed(start);
+        assert_eq!(w.held_until(start), Some(start + HOLD_AT_MOST));
+        // A second change while held does not push the hold further.
+        w.view_changed(start + Duration::from_millis(500));
+        assert_eq!(
+            w.held_until(start + Duration::from_millis(500)),
+            Some(start + HOLD_AT_MOST)
+        );
+        w.synced();
+        assert_eq!(w.held_until(start), None, "the sync wrote: the statuses may go");
+        // A change no sync folds for (it needed no write): held no longer than the bound.
+        w.view_changed(start);
+        assert_eq!(w.held_until(start + HOLD_AT_MOST), None);
+        // The change was seen: a burst after it is not cut short for it.
+        w.consider(&statuses(4, published()));
+        assert_eq!(w.drain(start + HOLD_AT_MOST).await, None);
+        assert_eq!(api.ok.take().len(), 5);
     }
 
     #[test]
