@@ -262,10 +262,7 @@ impl Source for IngressSource {
 
     /// An Ingress reads nothing but itself: a change re-evaluates the changed Ingresses only.
     fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
-        if changes.is_everything() {
-            return None;
-        }
-        Some(changes.of_kind(ResourceKind::Ingress).cloned().collect())
+        extdns_source::changed_of_kind(changes, ResourceKind::Ingress)
     }
 
     /// Targets of one record joined across Ingresses; then, among equal records that differ only in TTL,
