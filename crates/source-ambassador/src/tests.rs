@@ -540,7 +540,7 @@ fn an_incremental_evaluation_reads_only_the_given_hosts() {
         &[emissary()],
     );
     let a = ObjectKey::new(ResourceKind::AmbassadorHost, NS, "a");
-    assert_eq!(evaluated_objects(&src, &store, &[&a]), [a.clone()]);
+    assert_eq!(evaluated_objects(&src, &store, &[&a]), std::slice::from_ref(&a));
 }
 
 #[test]

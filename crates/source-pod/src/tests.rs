@@ -490,7 +490,7 @@ fn a_changed_pod_or_node_re_evaluates_the_pods_it_touches() {
         src.affected(&after, &ChangeSet::of(node1.clone())),
         Some(BTreeSet::from([a.clone()]))
     );
-    assert_eq!(evaluated_objects(&src, &after, &[&a]), [a.clone()]);
+    assert_eq!(evaluated_objects(&src, &after, &[&a]), std::slice::from_ref(&a));
     let pipeline = Pipeline::new(vec![Box::new(src)], PipelineConfig::default());
     let changed = futures::executor::block_on(check_against_full(
         &pipeline,

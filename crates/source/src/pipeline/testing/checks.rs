@@ -160,7 +160,10 @@ pub fn check_reads_only_itself(source: &dyn Source, cluster: &ClusterStore, chan
         "a change of {other} re-evaluates nothing of {}",
         source.name()
     );
-    assert_eq!(evaluated_objects(source, cluster, &[changed]), [changed.clone()]);
+    assert_eq!(
+        evaluated_objects(source, cluster, &[changed]),
+        std::slice::from_ref(changed)
+    );
 }
 
 /// For sources' tests (feature `test-support`): a full evaluation of `cluster` fails `bad` and nothing else,
