@@ -217,18 +217,9 @@ fn unquote(s: &str) -> Option<Vec<Vec<u8>>> {
                     break;
                 }
                 Some(b'\\') => {
-                    let d = b.get(i + 1..i + 4).filter(|d| d.iter().all(u8::is_ascii_digit));
-                    match d {
-                        Some(d) => {
-                            let v = u32::from(d[0] - b'0') * 100 + u32::from(d[1] - b'0') * 10 + u32::from(d[2] - b'0');
-                            cur.push(u8::try_from(v).ok()?);
-                            i += 4;
-                        }
-                        None => {
-                            cur.push(*b.get(i + 1)?);
-                            i += 2;
-                        }
-                    }
+                    let (byte, len) = extdns_endpoint::escape::decode(b, i)?;
+                    cur.push(byte);
+                    i += len;
                 }
                 Some(&c) => {
                     cur.push(c);

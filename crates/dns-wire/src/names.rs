@@ -46,15 +46,9 @@ fn escaped_labels(name: &str) -> Option<Name> {
     while i < bytes.len() {
         match bytes[i] {
             b'\\' => {
-                let digits = bytes.get(i + 1..i + 4).filter(|d| d.iter().all(u8::is_ascii_digit));
-                if let Some(d) = digits {
-                    let value = d.iter().fold(0u16, |v, b| v * 10 + u16::from(b - b'0'));
-                    labels.last_mut()?.push(u8::try_from(value).ok()?);
-                    i += 4;
-                } else {
-                    labels.last_mut()?.push(*bytes.get(i + 1)?);
-                    i += 2;
-                }
+                let (byte, len) = extdns_endpoint::escape::decode(bytes, i)?;
+                labels.last_mut()?.push(byte);
+                i += len;
             }
             b'.' => {
                 labels.push(Vec::new());

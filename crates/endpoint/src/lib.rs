@@ -23,6 +23,8 @@
 mod changes;
 mod domain_filter;
 mod endpoint;
+/// The `\DDD` and `\X` escapes of zone-file text, decoded by one rule.
+pub mod escape;
 pub mod go_duration;
 mod labels;
 /// Helpers on DNS names: normal form, comparison and zone matching.

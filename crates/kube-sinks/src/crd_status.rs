@@ -309,19 +309,12 @@ mod tests {
 
     #[test]
     fn the_names_outcomes_tell_a_conflict_and_the_providers_words() {
-        use extdns_controller::{NameOutcome, Party};
+        use extdns_controller::Party;
+
+        use crate::testing::web_names as names;
 
         let ok = object(vec![entry("192.0.2.1")], 1, None);
         let plan = PlanConfig::default();
-        let names = |state: NameState| ObjectNames {
-            uid: None,
-            names: vec![NameOutcome {
-                name: "web.example.org".into(),
-                record_type: "A".into(),
-                set_identifier: String::new(),
-                state,
-            }],
-        };
         let conflict = names(NameState::Conflict {
             with: Party::Object("service/ns/web".into()),
         });

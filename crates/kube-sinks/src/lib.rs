@@ -32,6 +32,8 @@
 pub mod crd_status;
 pub mod events;
 pub mod object_status;
+#[cfg(test)]
+mod testing;
 
 pub use crd_status::CrdStatus;
 pub use events::{KubeEvents, MAX_EVENTS_PER_SYNC, REPORTING_CONTROLLER};

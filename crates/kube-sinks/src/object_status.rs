@@ -592,9 +592,10 @@ mod tests {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    use extdns_controller::{NameOutcome, NameState, Party};
+    use extdns_controller::{NameState, Party};
 
     use super::*;
+    use crate::testing::web_names as names;
 
     #[derive(Default)]
     struct Recorded(Mutex<Vec<(ObjectKey, Mechanism, Reason)>>);
@@ -621,18 +622,6 @@ mod tests {
                 status.reason,
             ));
             Ok(())
-        }
-    }
-
-    fn names(state: NameState) -> ObjectNames {
-        ObjectNames {
-            uid: None,
-            names: vec![NameOutcome {
-                name: "web.example.org".into(),
-                record_type: "A".into(),
-                set_identifier: String::new(),
-                state,
-            }],
         }
     }
 

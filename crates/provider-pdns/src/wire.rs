@@ -145,39 +145,11 @@ pub fn content<'a>(rtype: &RecordType, target: &'a str) -> Cow<'a, str> {
 /// TXT data in the zone-file form PowerDNS requires: unchanged when it already is a sequence of quoted
 /// strings, otherwise quoted, with `"` and `\` escaped, in strings of at most 255 bytes.
 pub fn quote_txt(text: &str) -> Cow<'_, str> {
-    if is_quoted(text) {
+    // Already quoted strings (`"a" "b"`, escapes inside allowed): as they are.
+    if extdns_endpoint::txt::unquoted_strings(text).is_some() {
         return Cow::Borrowed(text);
     }
     Cow::Owned(extdns_endpoint::txt::quoted_strings(text))
-}
-
-/// Whether `text` is entirely quoted strings (`"a" "b"`, escapes inside allowed).
-fn is_quoted(text: &str) -> bool {
-    let b = text.as_bytes();
-    let mut i = 0;
-    let mut strings = 0;
-    while i < b.len() {
-        match b[i] {
-            c if c.is_ascii_whitespace() => i += 1,
-            b'"' => {
-                i += 1;
-                loop {
-                    match b.get(i) {
-                        None => return false,
-                        Some(b'\\') => i += 2,
-                        Some(b'"') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(_) => i += 1,
-                    }
-                }
-                strings += 1;
-            }
-            _ => return false,
-        }
-    }
-    strings > 0
 }
 
 /// The endpoint an rrset of `zone` (canonical) reads as, or `None` for what extdns never manages: the

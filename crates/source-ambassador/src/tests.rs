@@ -12,8 +12,10 @@ use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::view::AMBASSADOR_SERVICE_ANNOTATION;
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
 use extdns_source::annotations::PREFIX_ALPHA;
-use extdns_source::pipeline::testing::{Flags, ga, metadata, rendered_labelled};
-use extdns_source::{Objects, Source, SourceExt};
+use extdns_source::pipeline::testing::{
+    Flags, evaluated_objects, ga, load_balancer_service, metadata, rendered_labelled,
+};
+use extdns_source::{Source, SourceExt};
 use serde_json::{Value, json};
 
 use super::*;
@@ -83,22 +85,9 @@ impl Fake {
 /// A LoadBalancer Service `namespace/name` with `external_ips` and load balancer `ingress` entries (IPs and
 /// hostnames told apart by the parse).
 fn svc(namespace: &str, name: &str, external_ips: &[&str], ingress: &[&str]) -> Value {
-    let ingress: Vec<Value> = ingress
-        .iter()
-        .map(|t| {
-            if t.parse::<std::net::IpAddr>().is_ok() {
-                json!({"ip": t})
-            } else {
-                json!({"hostname": t})
-            }
-        })
-        .collect();
-    json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"type": "LoadBalancer", "externalIPs": external_ips, "ports": [{"port": 80}]},
-        "status": {"loadBalancer": {"ingress": ingress}},
-    })
+    let mut service = load_balancer_service(namespace, name, ingress);
+    service["spec"]["externalIPs"] = json!(external_ips);
+    service
 }
 
 /// external-dns's test Service with the load balancer address 1.1.1.1.
@@ -551,10 +540,7 @@ fn an_incremental_evaluation_reads_only_the_given_hosts() {
         &[emissary()],
     );
     let a = ObjectKey::new(ResourceKind::AmbassadorHost, NS, "a");
-    let only = BTreeSet::from([a.clone()]);
-    let eval = futures::executor::block_on(src.evaluate(&store, Objects::Only(&only))).expect("evaluates");
-    let objects: Vec<&ObjectKey> = eval.objects.iter().map(|o| &o.object).collect();
-    assert_eq!(objects, vec![&a]);
+    assert_eq!(evaluated_objects(&src, &store, &[&a]), std::slice::from_ref(&a));
 }
 
 #[test]

@@ -239,10 +239,7 @@ impl Source for CrdSource {
     /// after the last one). The status writes that follow a sync come back as changes of their objects and
     /// cost one re-evaluation of each.
     fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
-        if changes.is_everything() {
-            return None;
-        }
-        Some(changes.of_kind(ResourceKind::DnsEndpoint).cloned().collect())
+        extdns_source::changed_of_kind(changes, ResourceKind::DnsEndpoint)
     }
 
     /// external-dns's `MergeEndpoints` over the whole source: records of one name, type, set identifier

@@ -5,12 +5,12 @@
 //! through the manifest loader (the same ingest path as the live informer), so the conversion is under
 //! test too.
 
-use std::collections::BTreeSet;
-
-use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
+use extdns_informer::{ClusterStore, LoadOptions, ObjectKey, ResourceKind};
+use extdns_source::Source;
 use extdns_source::annotations::PREFIX_ALPHA;
-use extdns_source::pipeline::testing::{FakeMeta, Fixture, Flags, evaluate_ok, ga, load, rendered_labelled};
-use extdns_source::{Objects, Source};
+use extdns_source::pipeline::testing::{
+    FakeMeta, Fixture, Flags, check_reads_only_itself, evaluate_ok, ga, load, rendered_labelled,
+};
 use serde_json::{Value, json};
 
 use super::*;
@@ -380,18 +380,7 @@ fn a_change_re_evaluates_only_the_changed_object() {
         vs("b").host(Some("b.example.com")).vs_address("192.0.2.2"),
     ]);
     let a = ObjectKey::new(ResourceKind::F5VirtualServer, NS, "a");
+    // A TransportServer change re-evaluates no VirtualServer.
     let other_kind = ObjectKey::new(ResourceKind::F5TransportServer, NS, "a");
-    assert_eq!(
-        src.affected(&store, &ChangeSet::of(a.clone())),
-        Some(BTreeSet::from([a.clone()]))
-    );
-    assert_eq!(
-        src.affected(&store, &ChangeSet::of(other_kind)),
-        Some(BTreeSet::new()),
-        "a TransportServer change re-evaluates no VirtualServer"
-    );
-    let only = BTreeSet::from([a.clone()]);
-    let eval = futures::executor::block_on(src.evaluate(&store, Objects::Only(&only))).expect("evaluates");
-    let objects: Vec<&ObjectKey> = eval.objects.iter().map(|o| &o.object).collect();
-    assert_eq!(objects, vec![&a]);
+    check_reads_only_itself(&src, &store, &a, &other_kind);
 }

@@ -35,18 +35,25 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, merge_endpoints};
+use extdns_endpoint::Endpoint;
 use extdns_informer::view::Ingress;
-use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
+use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::{HostnameSource, key};
-use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError, TemplateError};
+use extdns_source::own_hosts::{OwnKind, OwnKindSource};
+use extdns_source::{Evaluation, ObjectEndpoints, Objects, SourceConfig, TemplateError};
 
 /// The `--source` name.
 pub const SOURCE_NAME: &str = "ingress";
+
+/// How the source reads Ingresses from the store.
+const INGRESSES: OwnKind<Ingress> = OwnKind {
+    kind: ResourceKind::Ingress,
+    all: ClusterStore::all,
+    one: ClusterStore::get,
+    meta: |i| &i.meta,
+};
 
 /// The legacy annotation naming an Ingress's class, read when `spec.ingressClassName` is unset.
 pub const INGRESS_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
@@ -204,29 +211,23 @@ impl IngressSource {
         }
 
         // One key shared by every endpoint of the Ingress.
-        let shared = std::sync::Arc::new(object.clone());
-        out.extend(
-            endpoints
-                .into_iter()
-                .map(|e| e.with_ref_object(std::sync::Arc::clone(&shared))),
-        );
+        let shared = Arc::new(object.clone());
+        out.extend(endpoints.into_iter().map(|e| e.with_ref_object(Arc::clone(&shared))));
         Ok(())
     }
+}
 
-    /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits).
-    pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
-        let kind = ResourceKind::Ingress;
-        let ingresses: Vec<(ObjectKey, Arc<Ingress>)> = match objects.of_kind(kind) {
-            None => cluster
-                .ingresses()
-                .into_iter()
-                .map(|i| (ObjectKey::new(kind, &i.meta.namespace, &i.meta.name), i))
-                .collect(),
-            Some(keys) => keys
-                .filter_map(|k| Some((k.clone(), cluster.ingress(&k.namespace, &k.name)?)))
-                .collect(),
-        };
-        let mut failed = extdns_source::undecodable(cluster, kind, objects);
+/// An Ingress reads nothing but itself, so the source is of the [`OwnKindSource`] pattern: its name, kind,
+/// `affected` (the changed Ingresses only) and `merge` (targets joined, then a configured TTL first) are
+/// the pattern's. Its hosts and filters are its own, so it evaluates each Ingress itself.
+impl OwnKindSource for IngressSource {
+    type View = Ingress;
+    const NAME: &'static str = SOURCE_NAME;
+    const KIND: OwnKind<Ingress> = INGRESSES;
+
+    fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
+        let ingresses = INGRESSES.views(cluster, objects);
+        let mut failed = extdns_source::undecodable(cluster, INGRESSES.kind, objects);
         let mut out = Vec::with_capacity(ingresses.len());
         for (object, ing) in ingresses {
             if !self.admits(&ing) {
@@ -243,35 +244,6 @@ impl IngressSource {
             }
         }
         Evaluation::new(out, failed)
-    }
-}
-
-#[async_trait]
-impl Source for IngressSource {
-    fn name(&self) -> &str {
-        SOURCE_NAME
-    }
-
-    fn watched_kinds(&self) -> Vec<ResourceKind> {
-        vec![ResourceKind::Ingress]
-    }
-
-    async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
-        Ok(self.evaluate_now(cluster, objects))
-    }
-
-    /// An Ingress reads nothing but itself: a change re-evaluates the changed Ingresses only.
-    fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
-        if changes.is_everything() {
-            return None;
-        }
-        Some(changes.of_kind(ResourceKind::Ingress).cloned().collect())
-    }
-
-    /// Targets of one record joined across Ingresses; then, among equal records that differ only in TTL,
-    /// the one with a configured TTL first ([`extdns_source::tie`]).
-    fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-        extdns_source::tie::configured_ttl_first(merge_endpoints(endpoints))
     }
 }
 

@@ -5,15 +5,14 @@
 //! Each Ingress is written as the JSON an API server would hold, loaded through the manifest loader (the
 //! same ingest path as the live informer), so the conversion is under test too.
 
-use std::collections::BTreeSet;
-
-use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
+use extdns_informer::{ClusterStore, LoadOptions, ObjectKey, ResourceKind};
+use extdns_source::Source;
 use extdns_source::annotations::PREFIX_ALPHA;
 use extdns_source::pipeline::testing::{
-    FakeMeta, Fixture, assert_records, evaluate_ok, ga, load, load_balancer_status, render, rendered,
+    FakeMeta, Fixture, assert_records, check_fails_alone, check_reads_only_itself, evaluate_ok, ga, load,
+    load_balancer_status, render, rendered,
 };
 use extdns_source::template::TemplateKind;
-use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
 
 use super::*;
@@ -830,12 +829,8 @@ fn a_failing_template_fails_only_its_ingress() {
         ],
         LoadOptions::default(),
     );
-    let out = futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates");
     let bad = ObjectKey::new(ResourceKind::Ingress, NS, "bad");
-    assert!(out.failed.contains(&bad), "{:?}", out.failed);
-    assert_eq!(out.failed.len(), 1);
-    let names: Vec<&str> = out.endpoints.iter().map(|e| e.dns_name.as_str()).collect();
-    assert_eq!(names, vec!["ok.example.org"]);
+    check_fails_alone(&src, &store, &bad, &["ok.example.org"]);
 }
 
 #[test]
@@ -849,18 +844,9 @@ fn a_change_re_evaluates_only_the_changed_ingress() {
         LoadOptions::default(),
     );
     let a = ObjectKey::new(ResourceKind::Ingress, NS, "a");
+    // A Service change re-evaluates no Ingress.
     let service = ObjectKey::new(ResourceKind::Service, NS, "a");
-    let changes = ChangeSet::of(a.clone());
-    assert_eq!(src.affected(&store, &changes), Some(BTreeSet::from([a.clone()])));
-    assert_eq!(
-        src.affected(&store, &ChangeSet::of(service)),
-        Some(BTreeSet::new()),
-        "a Service change re-evaluates no Ingress"
-    );
-    let only = BTreeSet::from([a.clone()]);
-    let eval = futures::executor::block_on(src.evaluate(&store, Objects::Only(&only))).expect("evaluates");
-    let objects: Vec<&ObjectKey> = eval.objects.iter().map(|o| &o.object).collect();
-    assert_eq!(objects, vec![&a]);
+    check_reads_only_itself(&src, &store, &a, &service);
     assert_eq!(src.watched_kinds(), vec![ResourceKind::Ingress]);
 }
 

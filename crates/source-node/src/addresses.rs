@@ -31,22 +31,13 @@ pub fn of(node: &Node, expose_internal_ipv6: bool) -> Option<Vec<&str>> {
 
 #[cfg(test)]
 mod tests {
-    use extdns_informer::view::NodeAddress;
+    use extdns_source::pipeline::testing::node_view;
 
     use super::*;
 
+    /// A Node `n1` with these addresses.
     fn node(addresses: &[(&str, &str)]) -> Node {
-        Node {
-            name: "n1".into(),
-            addresses: addresses
-                .iter()
-                .map(|(t, a)| NodeAddress {
-                    address_type: t.to_string(),
-                    address: a.to_string(),
-                })
-                .collect(),
-            ..Node::default()
-        }
+        node_view("n1", addresses)
     }
 
     #[test]

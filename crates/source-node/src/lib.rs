@@ -265,10 +265,7 @@ impl Source for NodeSource {
 
     /// A Node reads nothing but itself: a change re-evaluates the changed Nodes only.
     fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
-        if changes.is_everything() {
-            return None;
-        }
-        Some(changes.of_kind(ResourceKind::Node).cloned().collect())
+        extdns_source::changed_of_kind(changes, ResourceKind::Node)
     }
 
     /// Targets of one record joined across Nodes (external-dns's `MergeEndpoints`): two Nodes given one

@@ -4,14 +4,13 @@
 //! Each Route is written as the JSON an API server would hold, loaded through the manifest loader (the same
 //! ingest path as the live informer), so the conversion is under test too.
 
-use std::collections::BTreeSet;
-
-use extdns_informer::{ChangeSet, ObjectKey, ResourceKind};
+use extdns_informer::{ObjectKey, ResourceKind};
+use extdns_source::Source;
 use extdns_source::pipeline::testing::{
-    FakeMeta, Fixture, Flags, assert_records, evaluate_ok, ga, rendered_labelled, store,
+    FakeMeta, Fixture, Flags, assert_records, check_fails_alone, check_reads_only_itself, evaluate_ok, ga,
+    rendered_labelled, store,
 };
 use extdns_source::template::TemplateKind;
-use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
 
 use super::*;
@@ -324,12 +323,8 @@ fn a_failing_template_fails_only_its_route() {
             Fake::new("bad").ann(ga("target"), "lb.example.net"),
         ],
     );
-    let out = futures::executor::block_on(src.evaluate_all(&store)).expect("evaluates");
     let bad = ObjectKey::new(ResourceKind::OpenShiftRoute, NS, "bad");
-    assert!(out.failed.contains(&bad), "{:?}", out.failed);
-    assert_eq!(out.failed.len(), 1);
-    let names: Vec<&str> = out.endpoints.iter().map(|e| e.dns_name.as_str()).collect();
-    assert_eq!(names, vec!["my-domain.com"]);
+    check_fails_alone(&src, &store, &bad, &["my-domain.com"]);
 }
 
 #[test]
@@ -341,14 +336,6 @@ fn a_change_re_evaluates_only_the_changed_route() {
     );
     let a = ObjectKey::new(ResourceKind::OpenShiftRoute, NS, "a");
     let proxy = ObjectKey::new(ResourceKind::HttpProxy, NS, "a");
-    assert_eq!(
-        src.affected(&store, &ChangeSet::of(a.clone())),
-        Some(BTreeSet::from([a.clone()]))
-    );
-    assert_eq!(src.affected(&store, &ChangeSet::of(proxy)), Some(BTreeSet::new()));
-    let only = BTreeSet::from([a.clone()]);
-    let eval = futures::executor::block_on(src.evaluate(&store, Objects::Only(&only))).expect("evaluates");
-    let objects: Vec<&ObjectKey> = eval.objects.iter().map(|o| &o.object).collect();
-    assert_eq!(objects, vec![&a]);
+    check_reads_only_itself(&src, &store, &a, &proxy);
     assert_eq!(src.watched_kinds(), vec![ResourceKind::OpenShiftRoute]);
 }

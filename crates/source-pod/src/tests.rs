@@ -9,10 +9,11 @@ use std::collections::BTreeSet;
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, PodAnnotationPrefixes, ResourceKind};
 use extdns_source::annotations::{PREFIX_ALPHA, PREFIX_GA, kops};
 use extdns_source::pipeline::testing::{
-    FakeMeta, Fixture, alpha, check_against_full, evaluate_ok, ga, kept_fields, load, rendered,
+    FakeMeta, Fixture, alpha, check_against_full, check_fails_alone, evaluate_ok, evaluated_objects, ga, kept_fields,
+    load, rendered,
 };
 use extdns_source::template::TemplateKind;
-use extdns_source::{Objects, Pipeline, PipelineConfig, Source, SourceExt, SourceOutput};
+use extdns_source::{Pipeline, PipelineConfig, Source, SourceExt, SourceOutput};
 use serde_json::{Value, json};
 
 use super::*;
@@ -456,11 +457,14 @@ fn a_pod_with_an_invalid_name_fails_alone() {
         ),
         Fake::new("ok", "10.0.1.2").ann(ga("internal-hostname"), "ok.example.org"),
     ];
-    let out = evaluate(&none(), &pods);
-    assert!(out.failed.contains(&ObjectKey::new(ResourceKind::Pod, NS, "bad")));
-    assert_eq!(out.failed.len(), 1);
-    let names: Vec<&str> = out.endpoints.iter().map(|e| e.dns_name.as_str()).collect();
-    assert_eq!(names, ["ok.example.org"]);
+    let src = source(&none());
+    let store = cluster(&src, &pods, &nodes());
+    check_fails_alone(
+        &src,
+        &store,
+        &ObjectKey::new(ResourceKind::Pod, NS, "bad"),
+        &["ok.example.org"],
+    );
 }
 
 #[test]
@@ -486,10 +490,7 @@ fn a_changed_pod_or_node_re_evaluates_the_pods_it_touches() {
         src.affected(&after, &ChangeSet::of(node1.clone())),
         Some(BTreeSet::from([a.clone()]))
     );
-    let only = BTreeSet::from([a.clone()]);
-    let eval = futures::executor::block_on(src.evaluate(&after, Objects::Only(&only))).expect("evaluates");
-    let objects: Vec<&ObjectKey> = eval.objects.iter().map(|o| &o.object).collect();
-    assert_eq!(objects, [&a]);
+    assert_eq!(evaluated_objects(&src, &after, &[&a]), std::slice::from_ref(&a));
     let pipeline = Pipeline::new(vec![Box::new(src)], PipelineConfig::default());
     let changed = futures::executor::block_on(check_against_full(
         &pipeline,

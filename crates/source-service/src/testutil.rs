@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use extdns_endpoint::Endpoint;
 use extdns_informer::view::{
-    EndpointSlice, LoadBalancerIngress, Meta, Node, NodeAddress, ObjectReference, Pod, PodPhase, Service, ServicePort,
-    SliceEndpoint,
+    EndpointSlice, LoadBalancerIngress, Meta, ObjectReference, Pod, PodPhase, Service, ServicePort, SliceEndpoint,
 };
 use extdns_informer::{ClusterStore, StrMap, Sym};
 use extdns_source::resolver::StaticResolver;
@@ -210,19 +209,8 @@ pub fn pod_with(name: &str, ns: &str, labels: &[(&str, &str)], f: impl FnOnce(&m
     p
 }
 
-pub fn node(name: &str, addresses: &[(&str, &str)]) -> Node {
-    Node {
-        name: name.into(),
-        addresses: addresses
-            .iter()
-            .map(|(t, a)| NodeAddress {
-                address_type: t.to_string(),
-                address: a.to_string(),
-            })
-            .collect(),
-        ..Node::default()
-    }
-}
+/// A Node's view, from the sources' kit.
+pub use extdns_source::pipeline::testing::node_view as node;
 
 /// An EndpointSlice endpoint pointing at a Pod.
 pub fn endpoint(addresses: &[&str], pod: &str, ready: Option<bool>) -> SliceEndpoint {

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use extdns_informer::{ChangeSet, ClusterStore, LoadOptions, ObjectKey, ResourceKind};
 use extdns_source::annotations::PREFIX_ALPHA;
-use extdns_source::pipeline::testing::{evaluate_ok, ga, load_lenient, render};
+use extdns_source::pipeline::testing::{evaluate_ok, ga, load_balancer_service, load_lenient, render};
 use extdns_source::{Objects, Source, SourceExt};
 use serde_json::{Value, json};
 
@@ -42,26 +42,6 @@ fn ingress_route(name: &str, annotations: &[(&str, &str)], rules: &[&str]) -> Va
 fn with_labels(mut v: Value, labels: &[(&str, &str)]) -> Value {
     v["metadata"]["labels"] = labels.iter().map(|(k, val)| (k.to_string(), json!(val))).collect();
     v
-}
-
-/// A LoadBalancer Service with these load balancer addresses (IPs and hostnames alike).
-fn lb_service(ns: &str, name: &str, addresses: &[&str]) -> Value {
-    let ingress: Vec<Value> = addresses
-        .iter()
-        .map(|a| {
-            if a.parse::<std::net::IpAddr>().is_ok() {
-                json!({"ip": a})
-            } else {
-                json!({"hostname": a})
-            }
-        })
-        .collect();
-    json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"type": "LoadBalancer", "ports": [{"port": 443}]},
-        "status": {"loadBalancer": {"ingress": ingress}},
-    })
 }
 
 /// A store holding `items`, read leniently as the controller reads manifests: an object that does not
@@ -505,7 +485,7 @@ fn with_service() -> Flags {
 #[test]
 fn a_router_without_a_target_publishes_the_traefik_service_address() {
     let r = ingress_route("n", &[], &["Host(`n.example.com`)"]);
-    let svc = lb_service("traefik-system", "traefik", &["192.0.2.10", "lb.example.net"]);
+    let svc = load_balancer_service("traefik-system", "traefik", &["192.0.2.10", "lb.example.net"]);
     assert_eq!(
         run(&with_service(), &[r, svc]),
         [
@@ -519,7 +499,7 @@ fn a_router_without_a_target_publishes_the_traefik_service_address() {
 fn a_target_annotation_wins_over_the_traefik_service() {
     let target = ga("target");
     let r = ingress_route("a", &[(&target, "192.0.2.1")], &["Host(`a.example.com`)"]);
-    let svc = lb_service("traefik-system", "traefik", &["192.0.2.10"]);
+    let svc = load_balancer_service("traefik-system", "traefik", &["192.0.2.10"]);
     assert_eq!(
         run(&with_service(), &[r, svc]),
         ["a.example.com A 192.0.2.1 <- ingressroute/traefik/a"]
@@ -530,9 +510,9 @@ fn a_target_annotation_wins_over_the_traefik_service() {
 fn without_the_service_or_its_address_nothing_is_published() {
     let r = ingress_route("n", &[], &["Host(`n.example.com`)"]);
     assert!(run(&with_service(), std::slice::from_ref(&r)).is_empty());
-    let pending = lb_service("traefik-system", "traefik", &[]);
+    let pending = load_balancer_service("traefik-system", "traefik", &[]);
     assert!(run(&with_service(), &[r.clone(), pending]).is_empty());
-    let other = lb_service("traefik-system", "other", &["192.0.2.10"]);
+    let other = load_balancer_service("traefik-system", "other", &["192.0.2.10"]);
     assert!(run(&with_service(), &[r, other]).is_empty());
 }
 
@@ -543,7 +523,7 @@ fn a_change_of_the_traefik_service_affects_the_routers_taking_their_target_from_
         ingress_route("no-target", &[], &["Host(`n.example.com`)"]),
         tcp("traefik.io", "tcp-no-target", &[], &["HostSNI(`t.example.com`)"]),
         ingress_route("annotated", &[(&target, "192.0.2.1")], &["Host(`a.example.com`)"]),
-        lb_service("traefik-system", "traefik", &["192.0.2.10"]),
+        load_balancer_service("traefik-system", "traefik", &["192.0.2.10"]),
     ];
     let store = cluster(&items);
     let src = source(&with_service());

@@ -438,6 +438,16 @@ pub fn undecodable(cluster: &ClusterStore, kind: ResourceKind, objects: Objects<
     }
 }
 
+/// The objects of `kind` that `changes` touched: what [`Source::affected`] answers for a source whose
+/// objects read nothing but themselves (Ingresses, Nodes, DNSEndpoints, the [`own_hosts`] pattern). `None`
+/// when `changes` are everything: the source evaluates everything then.
+pub fn changed_of_kind(changes: &ChangeSet, kind: ResourceKind) -> Option<BTreeSet<ObjectKey>> {
+    if changes.is_everything() {
+        return None;
+    }
+    Some(changes.of_kind(kind).cloned().collect())
+}
+
 /// Why a source produced no usable result.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -145,10 +145,7 @@ impl<V> OwnKind<V> {
 
     /// The objects of this kind `changes` touched: an object of the pattern reads nothing but itself.
     pub fn affected(&self, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
-        if changes.is_everything() {
-            return None;
-        }
-        Some(changes.of_kind(self.kind).cloned().collect())
+        crate::changed_of_kind(changes, self.kind)
     }
 }
 

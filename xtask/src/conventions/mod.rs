@@ -14,10 +14,13 @@
 //! - **Tests take test-support's helpers** ([`test_support`]): no test defines its own `command` or
 //!   `warnings` (test-support's `cli::command`, `logs::warnings`), and no code outside test-support
 //!   scrubs the `EXTERNAL_DNS_*` variables by hand.
+//! - **Zone-file escapes are decoded in one place** ([`escapes`]): no library code outside
+//!   `extdns_endpoint::escape` slices the three digits of a `\DDD` escape by hand.
 //!
 //! A violation names the file and line: the source line, or the Cargo.toml line declaring the dependency.
 
 mod code;
+mod escapes;
 mod layers;
 mod manifest;
 mod modules;
@@ -68,7 +71,7 @@ pub fn run(args: &[String]) -> Result<()> {
         );
     }
     println!(
-        "conventions: no string errors in library code, layers as DESIGN.md says, no module circles, source tests on the one kit, tests on test-support's helpers"
+        "conventions: no string errors in library code, layers as DESIGN.md says, no module circles, source tests on the one kit, tests on test-support's helpers, zone-file escapes decoded in one place"
     );
     Ok(())
 }
@@ -98,6 +101,7 @@ pub fn check(root: &Path) -> Result<Vec<Violation>> {
                 violations.extend(string_error_violations(&tree));
             }
             violations.extend(circle_violations(&krate.name, &tree));
+            violations.extend(escape_violations(&tree));
         }
     }
     violations.sort();
@@ -341,6 +345,23 @@ fn string_error_violations(tree: &[ModuleFile]) -> Vec<Violation> {
                     line: f.code.line_of(offset),
                     message: format!("{what}: library code returns a typed error (a `thiserror` enum of its crate)"),
                 })
+        })
+        .collect()
+}
+
+/// Escapes decoded by hand in the library files of `tree` ([`escapes`]), but in the rule's own module.
+fn escape_violations(tree: &[ModuleFile]) -> Vec<Violation> {
+    tree.iter()
+        .filter(|f| f.file != escapes::HOME)
+        .flat_map(|f| {
+            escapes::find(&f.code).into_iter().map(|offset| Violation {
+                file: PathBuf::from(&f.file),
+                line: f.code.line_of(offset),
+                message: format!(
+                    "the digits of a `\\DDD` escape sliced by hand: decode zone-file escapes with `{}`",
+                    escapes::INSTEAD
+                ),
+            })
         })
         .collect()
 }

@@ -108,29 +108,14 @@ fn create_objects(ctx: &Ctx, ns: &str) -> Result<()> {
     for n in &nodes {
         kube.apply(n)?;
     }
+    // Two Pods under the same hostname and internal hostname.
+    let agents = annotations(&[
+        ("hostname", "agents.example.org"),
+        ("internal-hostname", "agents.internal.example.org"),
+    ]);
     let pods = [
-        pod(
-            ns,
-            "agent-a",
-            "ext",
-            "10.9.0.10",
-            true,
-            annotations(&[
-                ("hostname", "agents.example.org"),
-                ("internal-hostname", "agents.internal.example.org"),
-            ]),
-        ),
-        pod(
-            ns,
-            "agent-b",
-            "int",
-            "10.9.0.11",
-            true,
-            annotations(&[
-                ("hostname", "agents.example.org"),
-                ("internal-hostname", "agents.internal.example.org"),
-            ]),
-        ),
+        pod(ns, "agent-a", "ext", "10.9.0.10", true, agents.clone()),
+        pod(ns, "agent-b", "int", "10.9.0.11", true, agents),
         pod(
             ns,
             "targeted",

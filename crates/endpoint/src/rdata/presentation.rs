@@ -47,15 +47,9 @@ pub(super) fn char_string(value: &str) -> Option<Vec<u8>> {
     while i < b.len() {
         match b[i] {
             b'\\' => {
-                let digits = b.get(i + 1..i + 4).filter(|d| d.iter().all(u8::is_ascii_digit));
-                if let Some(d) = digits {
-                    let v = d.iter().fold(0u16, |v, c| v * 10 + u16::from(c - b'0'));
-                    out.push(u8::try_from(v).ok()?);
-                    i += 4;
-                } else {
-                    out.push(*b.get(i + 1)?);
-                    i += 2;
-                }
+                let (byte, len) = crate::escape::decode(b, i)?;
+                out.push(byte);
+                i += len;
             }
             b'"' => return None,
             c => {

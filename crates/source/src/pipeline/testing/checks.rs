@@ -1,12 +1,13 @@
-//! Checks of [`Source::affected`] and the incremental path against full evaluations.
+//! Checks of [`Source::affected`] and the incremental path against full evaluations, and of what one
+//! evaluation reads and fails.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use extdns_endpoint::Endpoint;
 use extdns_endpoint::name::name_key;
-use extdns_informer::{ChangeSet, ClusterStore};
+use extdns_informer::{ChangeSet, ClusterStore, ObjectKey};
 
-use crate::{ChangedOutput, DesiredIndex, Objects, Pipeline, Source};
+use crate::{ChangedOutput, DesiredIndex, Objects, Pipeline, Source, SourceExt};
 
 /// For sources' tests (feature `test-support`): takes `changes` from `before` to `after` through `pipeline`'s
 /// incremental path and checks it against full evaluations: every name whose endpoints changed is planned, and
@@ -130,4 +131,51 @@ pub async fn endpoints_by_object(source: &dyn Source, cluster: &ClusterStore) ->
         out.entry(f.to_string()).or_default().push_str(" failed");
     }
     out
+}
+
+/// For sources' tests (feature `test-support`): the objects `source` evaluates when asked for `only` these
+/// (an incremental sync's question), in the order it gives them. Blocks on the evaluation, so call it from a
+/// plain `#[test]`; panics when the evaluation fails.
+pub fn evaluated_objects(source: &dyn Source, cluster: &ClusterStore, only: &[&ObjectKey]) -> Vec<ObjectKey> {
+    let only: BTreeSet<ObjectKey> = only.iter().map(|k| (*k).clone()).collect();
+    match futures::executor::block_on(source.evaluate(cluster, Objects::Only(&only))) {
+        Ok(evaluation) => evaluation.objects.into_iter().map(|o| o.object).collect(),
+        Err(e) => panic!("{}: {e}", source.name()),
+    }
+}
+
+/// For the tests of a source whose objects read nothing but themselves (feature `test-support`): a change
+/// of `changed` affects `changed` alone, a change of `other` (an object of a kind the source does not read
+/// this way) affects nothing, and an evaluation of `changed` alone reads `changed` alone. Panics naming the
+/// step that failed.
+pub fn check_reads_only_itself(source: &dyn Source, cluster: &ClusterStore, changed: &ObjectKey, other: &ObjectKey) {
+    assert_eq!(
+        source.affected(cluster, &ChangeSet::of(changed.clone())),
+        Some(BTreeSet::from([changed.clone()])),
+        "a change of {changed} re-evaluates it alone"
+    );
+    assert_eq!(
+        source.affected(cluster, &ChangeSet::of(other.clone())),
+        Some(BTreeSet::new()),
+        "a change of {other} re-evaluates nothing of {}",
+        source.name()
+    );
+    assert_eq!(
+        evaluated_objects(source, cluster, &[changed]),
+        std::slice::from_ref(changed)
+    );
+}
+
+/// For sources' tests (feature `test-support`): a full evaluation of `cluster` fails `bad` and nothing else,
+/// and the other objects publish exactly the names `published`, in the order the source gives them. Blocks
+/// on the evaluation.
+pub fn check_fails_alone(source: &dyn Source, cluster: &ClusterStore, bad: &ObjectKey, published: &[&str]) {
+    let out = match futures::executor::block_on(source.evaluate_all(cluster)) {
+        Ok(out) => out,
+        Err(e) => panic!("{}: {e}", source.name()),
+    };
+    assert!(out.failed.contains(bad), "{bad} fails: {:?}", out.failed);
+    assert_eq!(out.failed.len(), 1, "{bad} alone fails: {:?}", out.failed);
+    let names: Vec<&str> = out.endpoints.iter().map(|e| e.dns_name.as_str()).collect();
+    assert_eq!(names, published, "what the other objects publish");
 }

@@ -1,5 +1,7 @@
-//! Fake objects as the API server holds them: their metadata and the builder methods every fake shares.
+//! Fake objects as the API server holds them: their metadata and the builder methods every fake shares, a
+//! LoadBalancer Service, and a Node's view.
 
+use extdns_informer::view::{Node, NodeAddress};
 use serde_json::{Value, json};
 
 /// An annotation under external-dns's default prefix.
@@ -30,6 +32,44 @@ pub fn load_balancer_status(ips: &[&str], hostnames: &[&str]) -> Value {
     let mut ingress: Vec<Value> = ips.iter().map(|ip| json!({"ip": ip})).collect();
     ingress.extend(hostnames.iter().map(|h| json!({"hostname": h})));
     json!({"ingress": ingress})
+}
+
+/// A LoadBalancer Service `namespace/name` as the API server holds it, its `status.loadBalancer` holding
+/// `addresses` in order, each an `ip` when it parses as one and a `hostname` otherwise: the Service that
+/// sources reading a gateway's or controller's Service (Ambassador, Traefik) publish the addresses of.
+pub fn load_balancer_service(namespace: &str, name: &str, addresses: &[&str]) -> Value {
+    let ingress: Vec<Value> = addresses
+        .iter()
+        .map(|a| {
+            if a.parse::<std::net::IpAddr>().is_ok() {
+                json!({"ip": a})
+            } else {
+                json!({"hostname": a})
+            }
+        })
+        .collect();
+    json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]},
+        "status": {"loadBalancer": {"ingress": ingress}},
+    })
+}
+
+/// The informer's view of a Node `name` with `addresses` (type, address) in order, for tests that build
+/// views rather than load JSON.
+pub fn node_view(name: &str, addresses: &[(&str, &str)]) -> Node {
+    Node {
+        name: name.into(),
+        addresses: addresses
+            .iter()
+            .map(|(t, a)| NodeAddress {
+                address_type: t.to_string(),
+                address: a.to_string(),
+            })
+            .collect(),
+        ..Node::default()
+    }
 }
 
 /// A fake object's name, namespace, annotations and labels.
