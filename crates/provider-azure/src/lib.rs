@@ -8,7 +8,9 @@
 //! to create), so a record set someone changed since the read is left alone and planned again from a new
 //! read, never overwritten; a record is written before its ownership TXT (so a refused record never leaves
 //! an ownership claim on someone else's record set) and a created record whose ownership record fails is
-//! undone, so the two land together; every string of every TXT record is read (external-dns reads the first) and long values are
+//! undone, so the two land together; an update that would write a record set as it was read is not sent
+//! (Azure takes one record set a request: the ownership record of a record whose address changed stays as
+//! it is, so a change costs one request, not two); every string of every TXT record is read (external-dns reads the first) and long values are
 //! split at 255 characters as Azure stores them; SRV and PTR records are managed; a name Azure refuses
 //! (a `*` inside a label: a wildcard's default ownership name `a-*.x`) is known before anything is sent
 //! ([`IndexedProvider::zone_of`]), so the registry writes neither the record nor its ownership record.
@@ -222,11 +224,20 @@ impl AzureProvider {
             Change::Update { old, new } => {
                 let props = records::properties(self.config.kind, new).map_err(Written::Invalid)?;
                 let when = match etag(old) {
-                    Some(Some(e)) => Precondition::Etag(e),
+                    Some(Some(e)) => e,
                     Some(None) => return Err(Written::Invalid("the record set was read without an ETag".into())),
                     None => return Err(Written::Invalid("the record set was not in the read".into())),
                 };
-                self.api.put(&zone.name, rtype, &rel, &props, &when).await
+                if unchanged(self.config.kind, old, &props) {
+                    // Azure takes one record set a request, so a PUT of the set as read is a whole request
+                    // for nothing: the ownership record of a record whose address changed is such a set
+                    // (the registry pairs every record update with one). The read's ETag still holds.
+                    tracing::trace!(record = %ep.dns_name, r#type = rtype, "record set unchanged, not sent");
+                    return Ok(Some(when));
+                }
+                self.api
+                    .put(&zone.name, rtype, &rel, &props, &Precondition::Etag(when))
+                    .await
             }
             Change::Delete(ep) => match etag(ep) {
                 Some(e) => self
@@ -389,6 +400,12 @@ enum Written {
     Invalid(String),
     /// Azure's answer.
     Api(ApiError),
+}
+
+/// Whether `new` (a record set's properties as they would be written) is what `old` is written as already:
+/// the same TTL, records and metadata, so a PUT would change nothing Azure holds.
+fn unchanged(kind: Kind, old: &Endpoint, new: &serde_json::Value) -> bool {
+    records::properties(kind, old).is_ok_and(|old| &old == new)
 }
 
 /// The record set's name relative to its zone, `@` for the apex, lower-case.
