@@ -2,7 +2,9 @@
 //! read, its own writes folded in, until `--provider-reread-interval` has passed. Read from the fakes'
 //! request logs: syncs with nothing changed send nothing, one change sends only its write (also a change of
 //! a record created since the read, which Cloudflare addresses by an id only the write's answer gave), and
-//! a record deleted behind extdns's back comes back at the first sync after the re-read interval.
+//! a record deleted behind extdns's back comes back at the first sync after the re-read interval. On Azure,
+//! which takes one record set a request, a changed address is one request: its ownership record, unchanged,
+//! is not written again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +14,7 @@ use extdns::run::build_controller;
 use extdns::settings::{Settings, controller_with_env};
 use extdns_controller::{Controller, Metrics, SyncState};
 use extdns_provider::budget::PacerPool;
+use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli::{tempdir, write_manifests};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
 use extdns_test_support::fake::RequestLog;
@@ -247,4 +250,57 @@ async fn cloudflare_steady_state_changes_a_record_created_since_the_read_by_its_
     let s0: Vec<&String> = lines.iter().filter(|l| l.starts_with("s0.example.org A ")).collect();
     assert_eq!(s0.len(), 1, "{lines:?}");
     assert!(s0[0].contains("192.0.2.99"), "{lines:?}");
+}
+
+/// Resource Manager's calls in `log` as `METHOD path status` lines (the token grants left out), and the log
+/// emptied.
+fn drain_api(log: &mut RequestLog) -> Vec<String> {
+    let lines = log
+        .iter()
+        .filter(|r| r.purpose.api)
+        .map(|r| format!("{} {} {}", r.method, r.path, r.status.as_u16()))
+        .collect();
+    log.clear();
+    lines
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn azure_steady_state_sends_nothing_at_rest_and_one_put_a_changed_address() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let (dir, home) = (tempdir(), tempdir());
+    manifests(&dir, "192.0.2.1");
+    let file = home.path().join("azure.json");
+    let creds =
+        serde_json::json!({ "aadClientId": azure_fake::CLIENT_ID, "aadClientSecret": azure_fake::CLIENT_SECRET });
+    std::fs::write(&file, fake.azure_json(creds)).unwrap_or_else(|e| panic!("{e}"));
+    let config = format!("--azure-config-file={}", file.display());
+    let c = controller(&settings(&dir, &["--provider=azure", &config], Vec::new())).await;
+    let mut state = SyncState::default();
+    assert_eq!(sync(&c, &mut state).await, 3);
+    let first = drain_api(&mut fake.state().requests);
+    let puts = first.iter().filter(|l| l.starts_with("PUT")).count();
+    assert_eq!(puts, 6, "three records and their ownership records: {first:?}");
+
+    five_syncs_send_nothing(&c, &mut state, || drain_api(&mut fake.state().requests)).await;
+
+    // s0's address changes twice (the second time from the ETag its first write answered): each change is
+    // the record's PUT alone, its ownership record saying what it said.
+    for ip in ["192.0.2.99", "192.0.2.100"] {
+        manifests(&dir, ip);
+        assert_eq!(sync(&c, &mut state).await, 1);
+        let sent = drain_api(&mut fake.state().requests);
+        assert_eq!(sent.len(), 1, "one change: one request: {sent:?}");
+        assert!(
+            sent[0].starts_with("PUT ") && sent[0].ends_with("/A/s0 200"),
+            "{sent:?}"
+        );
+        let a = fake
+            .get(Service::Public, "example.org", "s0", "A")
+            .map(|s| s.properties);
+        assert_eq!(
+            a,
+            Some(serde_json::json!({ "TTL": 300, "ARecords": [{ "ipv4Address": ip }] }))
+        );
+    }
+    assert!(fake.get(Service::Public, "example.org", "a-s0", "TXT").is_some());
 }

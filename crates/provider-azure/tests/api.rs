@@ -738,3 +738,57 @@ async fn tlsa_https_and_svcb_are_refused_by_name_and_the_others_land() {
         assert_eq!(puts.len(), 1, "only the A record is sent: {puts:?}");
     }
 }
+
+/// Azure takes one record set a request (issue 50, one change a second): a record's new address is one PUT,
+/// its ownership record, which the registry pairs with the update but which says the same as before, is not
+/// sent; an ownership record whose value does change is still written.
+#[tokio::test]
+async fn an_address_change_is_one_put_and_the_unchanged_ownership_record_is_not_sent() {
+    use extdns_registry::Registry;
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let registry = registry(provider(&fake, Kind::Public));
+    let www = Endpoint::new("www.example.org", RecordType::A, ["192.0.2.1"]);
+    sync(&registry, &[Change::Create(www)])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ownership = || fake.get(Service::Public, "example.org", "a-www", "TXT");
+    let before = ownership().unwrap_or_else(|| panic!("the ownership record is written"));
+
+    let snapshot = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let old = snapshot
+        .records
+        .iter()
+        .find(|r| r.dns_name == "www.example.org" && r.record_type == RecordType::A)
+        .cloned()
+        .unwrap_or_else(|| panic!("www read back: {:?}", snapshot.records));
+    let mut moved = old.clone();
+    moved.targets = ["192.0.2.9"].into_iter().collect();
+    fake.state().requests.clear();
+    registry
+        .apply(&snapshot, &[Change::update(old.clone(), moved.clone())])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let puts = sent(&fake, "PUT");
+    assert!(puts.len() == 1 && puts[0].contains("/A/www"), "{puts:?}");
+    let a = fake
+        .get(Service::Public, "example.org", "www", "A")
+        .map(|s| s.properties);
+    assert_eq!(
+        a,
+        Some(json!({ "TTL": 300, "ARecords": [{ "ipv4Address": "192.0.2.9" }] }))
+    );
+    let after = ownership().unwrap_or_else(|| panic!("the ownership record stays"));
+    assert_eq!((after.etag, after.properties), (before.etag, before.properties));
+
+    // A new owner's label changes the ownership record's value: that update is written.
+    let snapshot = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let mut relabelled = moved.clone();
+    relabelled.labels.insert("resource", "service/default/www");
+    fake.state().requests.clear();
+    registry
+        .apply(&snapshot, &[Change::update(moved, relabelled)])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let puts = sent(&fake, "PUT");
+    assert!(puts.iter().any(|p| p.contains("/TXT/a-www")), "{puts:?}");
+}

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl, txt};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
 use extdns_provider::gather::Gather;
 use extdns_provider::metadata::OWNERSHIP_PROPERTY;
@@ -97,6 +97,8 @@ impl Index {
             (RecordType::Mx, Some(p)) => format!("{p} {}", r.content),
             // The content Cloudflare renders from `data`, in the form sources give.
             (t, _) if t.has_typed_rdata() => data::read(t, &r.content),
+            // A long value comes back in the 255-octet strings it was stored in: joined.
+            (RecordType::Txt, _) => txt::unfitted(&r.content).into_owned(),
             _ => r.content.clone(),
         };
         records
@@ -227,6 +229,9 @@ impl CloudflareProvider {
         };
         let (content, priority) = match (&ep.record_type, parse_mx(target)) {
             (RecordType::Mx, Some((p, host))) => (host.to_string(), Some(p)),
+            // Cloudflare holds TXT content as character-strings of at most 255 octets and splits a longer
+            // one itself; cut here as every such backend is cut, so what it stores is known.
+            (RecordType::Txt, _) => (txt::fitted(target).into_owned(), None),
             _ => (target.to_string(), None),
         };
         let data = data::of(&ep.record_type, target).ok().flatten();
@@ -480,6 +485,8 @@ impl IndexedProvider for CloudflareProvider {
             ep.provider_specific.set(COMMENT_PROPERTY, c);
         }
         ep.provider_specific.sort_by_name();
+        // A TXT value is compared as it reads back from its 255-octet strings.
+        txt::adjust_to_read_back(ep);
         // Cloudflare keeps proxied records at TTL 1 (automatic) whatever is asked.
         if proxied {
             ep.record_ttl = Ttl(0);

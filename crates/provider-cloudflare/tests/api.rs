@@ -568,3 +568,43 @@ async fn tlsa_https_and_svcb_are_written_as_data_read_back_equal_updated_and_del
     let ids_after: Vec<String> = cf.state().records.keys().cloned().collect();
     assert!(ids_before.contains(&ids_after[0]), "the HTTPS record patched in place");
 }
+
+/// Cloudflare keeps TXT content as character-strings of at most 255 octets and splits a longer one itself
+/// (issue 50: a long owner id, namespace or name, or an encrypted ownership value): the value is read back
+/// whole, as the plan asked for it, so the next sync sees no difference; and it is deleted by it.
+#[tokio::test]
+async fn a_txt_value_longer_than_255_octets_reads_back_whole_and_is_deleted_by_it() {
+    let cf = fake();
+    let p = provider(&cf);
+    let value = format!("\"heritage=external-dns,external-dns/owner={}\"", "o".repeat(300));
+    let desired = ep("a-www.example.org", RecordType::Txt, &[&value]);
+    apply(&p, &[Change::Create(desired.clone())]).await;
+    let stored = cf.lines();
+    assert!(
+        stored.len() == 1 && stored[0].contains("\" \""),
+        "Cloudflare holds it as 255-octet strings: {stored:?}"
+    );
+
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let txt: Vec<&Endpoint> = read
+        .endpoints
+        .iter()
+        .filter(|e| e.record_type == RecordType::Txt)
+        .collect();
+    let wanted = p
+        .adjust_endpoints(vec![desired])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(txt.len(), 1, "{txt:?}");
+    assert_eq!(txt[0].targets, wanted[0].targets, "read back as desired");
+    assert_eq!(
+        txt[0].targets.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+        [value.as_str()]
+    );
+
+    let delete = Change::Delete(txt[0].clone());
+    if let Err(e) = p.apply(&read.state, &[Unit::new(&delete)]).await {
+        panic!("{e}");
+    }
+    assert_eq!(cf.lines(), Vec::<String>::new());
+}

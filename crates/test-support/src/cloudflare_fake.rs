@@ -588,6 +588,14 @@ fn validate(body: &Value, zone_id: &str, zone_name: &str, base: Option<&Rec>, al
         "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" | "TLSA" | "HTTPS" | "SVCB" => {}
         _ => return Err(bad(9001, "DNS record type is invalid.")),
     }
+    // TXT content is quoted character-strings of at most 255 octets each, and "strings exceeding this
+    // allowed maximum length are automatically split" (the TXT record's `content` in Cloudflare's API
+    // schema, api.cloudflare.com/schemas): kept, and read back, as the split strings.
+    let content = if rtype == "TXT" {
+        extdns_endpoint::txt::fitted(&content).into_owned()
+    } else {
+        content
+    };
     let ttl = match obj.get("ttl") {
         None => base.map(|b| b.ttl).unwrap_or(1),
         Some(v) => v.as_u64().ok_or_else(|| bad(9207, "ttl must be a number"))?,
