@@ -119,8 +119,12 @@ impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
         self.shards.iter().flat_map(|s| s.values())
     }
 
+    /// Every key and value, in no order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.shards.iter().flat_map(|s| s.iter())
+    }
+
     /// Entries held.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn len(&self) -> usize {
         self.len
     }

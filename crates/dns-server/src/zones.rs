@@ -583,6 +583,12 @@ impl Zone {
         record_type: RecordType,
         now: u32,
     ) -> Result<bool, crate::dnssec::DnssecError> {
+        if record_type == RecordType::NSEC {
+            return match self.signing.as_mut().map(Arc::make_mut) {
+                Some(signing) => signing.resign_link(name, now),
+                None => Ok(false),
+            };
+        }
         let (Some(node), Some(signing)) = (self.nodes.get(name), self.signing.as_mut().map(Arc::make_mut)) else {
             return Ok(false);
         };
@@ -655,7 +661,19 @@ impl Zone {
             self.records -= old.data.len();
             self.settling.subtract(name, old);
         }
+        self.relink(&key);
         old
+    }
+
+    /// Re-links a signed zone's NSEC chain around `name`, whose sets just changed.
+    fn relink(&mut self, name: &LowerName) {
+        let ttl = self.negative_ttl();
+        let Some(signing) = self.signing.as_mut().map(Arc::make_mut) else {
+            return;
+        };
+        if let Err(e) = signing.relink(&ChainView(&self.nodes), name, ttl, crate::dnssec::now()) {
+            tracing::warn!(zone = %self.config.origin, %name, error = %e, "cannot sign the NSEC chain");
+        }
     }
 
     /// Removes the record set of this name and type (and the nodes left empty with nothing below them).
@@ -670,6 +688,7 @@ impl Zone {
             signing.forget(name, record_type);
         }
         self.prune(name.clone());
+        self.relink(name);
         Some(old)
     }
 
@@ -787,6 +806,31 @@ impl Zone {
                 p.children = p.children.saturating_sub(1);
             }
         }
+    }
+}
+
+/// The zone's nodes as the NSEC chain reads them.
+struct ChainView<'a>(&'a ShardedMap<LowerName, Node>);
+
+impl crate::dnssec::ZoneNames for ChainView<'_> {
+    fn types(&self, name: &LowerName) -> Vec<RecordType> {
+        self.0
+            .get(name)
+            .map(|n| n.rrsets.iter().map(|s| s.record_type).collect())
+            .unwrap_or_default()
+    }
+
+    fn has(&self, name: &LowerName, record_type: RecordType) -> bool {
+        self.0.get(name).is_some_and(|n| n.rrset(record_type).is_some())
+    }
+
+    fn below(&self, name: &LowerName) -> Vec<LowerName> {
+        // Only when a delegation goes: a walk of the zone, as rare as that.
+        self.0
+            .iter()
+            .filter(|(key, node)| *key != name && name.zone_of(key) && !node.rrsets.is_empty())
+            .map(|(key, _)| key.clone())
+            .collect()
     }
 }
 

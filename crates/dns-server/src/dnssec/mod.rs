@@ -11,6 +11,7 @@
 //! hickory-proto gives the primitives: the record types (DNSKEY, DS, CDS, CDNSKEY, RRSIG, NSEC), the
 //! signed data of an RRset (`TBS`), and the signing keys over `ring`; the rest is here.
 
+mod chain;
 pub(crate) mod denial;
 mod key;
 pub mod rollover;
@@ -21,9 +22,12 @@ use std::time::Duration;
 use hickory_proto::dnssec::rdata::DNSSECRData;
 use hickory_proto::rr::{Name, RData, RecordType};
 
+pub(crate) use chain::ZoneNames;
 pub use key::{KeyAlgorithm, ZoneKey};
 pub use rollover::ZoneKeys;
 pub use signer::ZoneSigning;
+#[cfg(test)]
+pub(crate) use signer::tests::signed as signatures_made;
 use tokio::sync::watch;
 use tracing::warn;
 
