@@ -11,14 +11,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hickory_proto::rr::{LowerName, Name};
+use hickory_proto::rr::{LowerName, Name, RecordType};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::dnssec::{DnssecError, ZoneKeys};
-use crate::zones::Zones;
+use crate::zones::{Zone, Zones};
 
 /// How often the server looks for signatures to renew: a minute, small beside days of validity.
 pub const RENEW_EVERY: Duration = Duration::from_secs(60);
@@ -39,24 +39,28 @@ pub fn renew(zones: &Zones, now: u32) -> usize {
             .filter(|(_, d)| !d.is_empty())
             .collect()
     };
-    let mut renewed = 0;
     if due.is_empty() {
         return 0;
     }
     let mut set = zones.write();
-    for (index, sets) in due {
-        let Some(zone) = set.zones_mut().get_mut(index) else {
-            continue;
-        };
-        for (owner, record_type) in sets {
-            match zone.resign(&owner, record_type, now) {
-                Ok(true) => renewed += 1,
-                Ok(false) => {}
-                Err(e) => warn!(zone = %zone.origin(), %owner, ?record_type, error = %e, "cannot renew a signature"),
-            }
+    let renewed = due
+        .iter()
+        .filter_map(|(index, sets)| Some(resign_listed(set.zones_mut().get_mut(*index)?, sets, now)))
+        .sum();
+    debug!(renewed, "signatures renewed");
+    renewed
+}
+
+/// Signs `sets` of `zone` again at `now` (under the write lock its caller holds); how many still existed.
+fn resign_listed(zone: &mut Zone, sets: &[(LowerName, RecordType)], now: u32) -> usize {
+    let mut renewed = 0;
+    for (owner, record_type) in sets {
+        match zone.resign(owner, *record_type, now) {
+            Ok(true) => renewed += 1,
+            Ok(false) => {}
+            Err(e) => warn!(zone = %zone.origin(), %owner, ?record_type, error = %e, "cannot renew a signature"),
         }
     }
-    debug!(renewed, "signatures renewed");
     renewed
 }
 
@@ -82,14 +86,31 @@ pub fn rekey(zones: &Zones, origin: &Name, keys: &ZoneKeys, now: u32) -> Result<
 
 /// [`rekey`]s the zone at `origin` at `now`, then re-signs the sets the old keys signed a batch at a
 /// time, the lock let go (and the task yielding) between batches; how many sets were re-signed.
+///
+/// The due sets are listed once, from the snapshot right after the rekey: listing them again before
+/// each batch would walk past every set already re-signed, a walk of the zone per batch.
 pub async fn rekey_and_resign(zones: &Zones, origin: &Name, keys: &ZoneKeys, now: u32) -> Result<usize, DnssecError> {
-    rekey(zones, origin, keys, now)?;
+    if !rekey(zones, origin, keys, now)? {
+        return Ok(0);
+    }
+    let origin = LowerName::new(origin);
+    let Some((index, due)) = zones.read().zones().iter().enumerate().find_map(|(i, z)| {
+        let due = z
+            .signing()
+            .filter(|_| z.lower_origin() == &origin)?
+            .due(now, usize::MAX);
+        Some((i, due))
+    }) else {
+        return Ok(0);
+    };
     let mut resigned = 0;
-    loop {
-        let renewed = renew(zones, crate::dnssec::now());
-        resigned += renewed;
-        if renewed < RENEW_BATCH {
-            break;
+    for batch in due.chunks(RENEW_BATCH) {
+        {
+            let mut set = zones.write();
+            let Some(zone) = set.zones_mut().get_mut(index) else {
+                break;
+            };
+            resigned += resign_listed(zone, batch, crate::dnssec::now());
         }
         tokio::task::yield_now().await;
     }
@@ -206,6 +227,63 @@ mod tests {
         tags
     }
 
+    /// A signed example.org. of `names` hosts, each an A set.
+    fn hosts(names: usize, key: &ZoneKey) -> (Zones, Name) {
+        let mut config = zone_config("example.org.");
+        config.dnssec = Some(DnssecConfig::new(key.clone()));
+        let origin = config.origin.clone();
+        let zones = Zones::new(&[config], 7, Limits::default());
+        {
+            let mut all = zones.write();
+            let zone = all.zone_for_mut(&LowerName::new(&origin)).expect("zone");
+            for n in 0..names {
+                zone.put(&name(&format!("host{n}.example.org.")), set(vec![a("192.0.2.1")]));
+            }
+        }
+        (zones, origin)
+    }
+
+    #[test]
+    fn a_write_to_a_large_signed_zone_copies_a_few_signature_shards_not_every_signature() {
+        let (zones, origin) = hosts(5_000, &key());
+        let before = zones.read();
+        {
+            let mut all = zones.write();
+            let zone = all.zone_for_mut(&LowerName::new(&origin)).expect("zone");
+            zone.put(&name("new.example.org."), set(vec![a("192.0.2.9")]));
+            zone.commit(crate::dnssec::now(), vec![], vec![]);
+        }
+        let after = zones.read();
+        let signing = |set: &crate::zones::ZoneSet| set.zones()[0].signing().cloned().expect("signed");
+        let shared = signing(&after).shared_signature_shards(&signing(&before));
+        // Two maps of 1,024 shards: the new set's and SOA's signatures, two NSECs.
+        assert!(shared >= 2 * 1_024 - 4, "{shared} shards shared");
+    }
+
+    #[tokio::test]
+    async fn a_rekey_re_signs_every_set_and_nsec_listed_once() {
+        let (old, new) = (key(), key());
+        let (zones, origin) = hosts(2 * RENEW_BATCH + 3, &old);
+        let keys = ZoneKeys {
+            signer: new.clone(),
+            standby: Some(old),
+        };
+        let now = crate::dnssec::now();
+        let resigned = rekey_and_resign(&zones, &origin, &keys, now).await.expect("rekeys");
+        let set = zones.read();
+        let signing = set.zones()[0].signing().expect("signed");
+        assert!(
+            resigned + 5 >= signing.len() + signing.chain_names().count(),
+            "{resigned}"
+        );
+        assert!(signing.due(now, usize::MAX).is_empty(), "nothing left on the old key");
+        drop(set);
+        for n in [0, 2 * RENEW_BATCH + 2] {
+            let host = format!("host{n}.example.org.");
+            assert_eq!(answer(&zones, &host, RecordType::A), (vec![tag(&new)], 1), "{host}");
+        }
+    }
+
     #[test]
     fn a_rollover_publishes_both_keys_then_re_signs_the_zone_with_the_new_one_batch_by_batch() {
         let (old, new) = (key(), key());
@@ -255,8 +333,10 @@ mod tests {
         let signed = {
             let set = zones.read();
             let signing = set.zones()[0].signing().expect("signed");
-            // The key sets, the SOA and the apex's NSEC were signed anew by the rekey itself.
-            signing.len() + signing.chain_names().count() - 5
+            let due = signing.due(now, usize::MAX).len();
+            // All but the key sets and the SOA, signed anew by the rekey itself.
+            assert!(due + 5 >= signing.len() + signing.chain_names().count(), "{due}");
+            due
         };
         let mut batches = Vec::new();
         while let renewed @ 1.. = renew(&zones, now) {

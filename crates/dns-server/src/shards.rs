@@ -129,6 +129,16 @@ impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
         self.len
     }
 
+    /// How many shards `self` and `other` hold at the same address: what a copy did not change.
+    #[cfg(test)]
+    pub(crate) fn shared_shards(&self, other: &Self) -> usize {
+        self.shards
+            .iter()
+            .zip(other.shards.iter())
+            .filter(|(a, b)| Arc::ptr_eq(a, b))
+            .count()
+    }
+
     /// Whether `self` and `other` hold the shard of `key` at the same address: neither changed it since
     /// one was copied from the other.
     #[cfg(test)]

@@ -167,6 +167,9 @@ impl DerefMut for ZonesWrite<'_> {
 
 impl Drop for ZonesWrite<'_> {
     fn drop(&mut self) {
+        for zone in &mut self.next.zones {
+            zone.sign_chain();
+        }
         let next = std::mem::replace(&mut self.next, ZoneSet { zones: Vec::new() });
         let replaced = {
             let mut current = self.zones.current.write().unwrap_or_else(|p| p.into_inner());
@@ -417,6 +420,7 @@ impl Zone {
                 },
             );
         }
+        zone.sign_chain();
         zone
     }
 
@@ -665,14 +669,22 @@ impl Zone {
         old
     }
 
-    /// Re-links a signed zone's NSEC chain around `name`, whose sets just changed.
+    /// Re-links a signed zone's NSEC chain around `name`, whose sets just changed; signed by
+    /// [`Zone::sign_chain`] before the write is published.
     fn relink(&mut self, name: &LowerName) {
+        if let Some(signing) = self.signing.as_mut().map(Arc::make_mut) {
+            signing.relink(&ChainView(&self.nodes), name);
+        }
+    }
+
+    /// Signs the NSECs of a signed zone's chain that this write changed.
+    fn sign_chain(&mut self) {
         let ttl = self.negative_ttl();
         let Some(signing) = self.signing.as_mut().map(Arc::make_mut) else {
             return;
         };
-        if let Err(e) = signing.relink(&ChainView(&self.nodes), name, ttl, crate::dnssec::now()) {
-            tracing::warn!(zone = %self.config.origin, %name, error = %e, "cannot sign the NSEC chain");
+        if let Err(e) = signing.sign_chain(&ChainView(&self.nodes), ttl, crate::dnssec::now()) {
+            tracing::warn!(zone = %self.config.origin, error = %e, "cannot sign the NSEC chain");
         }
     }
 

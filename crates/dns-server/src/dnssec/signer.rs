@@ -50,6 +50,10 @@ pub struct ZoneSigning {
     chain: OrderedNames,
     /// The NSEC of each name of the chain, signed.
     links: ShardedMap<LowerName, Link>,
+    /// The delegations below the apex (names with an NS set, not themselves below one).
+    cuts: OrderedNames,
+    /// Names whose NSEC the writes since the last [`ZoneSigning::sign_chain`] may have changed.
+    stale: Vec<LowerName>,
 }
 
 /// One NSEC of the chain: its owner as spelt, its data (the next name and the owner's types) and its
@@ -119,6 +123,8 @@ impl ZoneSigning {
             signatures: ShardedMap::new(),
             chain: OrderedNames::default(),
             links: ShardedMap::new(),
+            cuts: OrderedNames::default(),
+            stale: Vec::new(),
         })
     }
 
@@ -211,32 +217,29 @@ impl ZoneSigning {
     }
 
     /// Re-links the NSEC chain around `name` after its sets changed (`names` reads the zone as it is
-    /// now), signing at `now` with `ttl` (the negative TTL, RFC 9077) the NSECs that changed: the
-    /// name's own and its predecessor's; when the name became or stopped being a delegation, the names
-    /// below it leave or join the chain too. An NSEC whose data did not change keeps its signature.
-    pub(crate) fn relink(
-        &mut self,
-        names: &impl ZoneNames,
-        name: &LowerName,
-        ttl: u32,
-        now: u32,
-    ) -> Result<(), DnssecError> {
+    /// now): the name joins or leaves the chain, and when it became or stopped being a delegation, the
+    /// names below it leave or join it too. The NSECs this changes (the name's own and its
+    /// predecessor's, and those of the names that joined) are noted, and signed once per write by
+    /// [`ZoneSigning::sign_chain`]: a write of many names signs each NSEC once, not once per neighbour
+    /// written.
+    pub(crate) fn relink(&mut self, names: &impl ZoneNames, name: &LowerName) {
         let holds = !names.types(name).is_empty();
         let in_chain = holds && !self.occluded(names, name);
         let is_cut = in_chain && name != &self.origin && names.has(name, RecordType::NS);
-        let was_cut = name != &self.origin && self.links.get(name).is_some_and(|l| l.lists(RecordType::NS));
-        let mut touched = vec![name.clone()];
+        let was_cut = self.cuts.contains(name);
         if is_cut && !was_cut {
             // Below a delegation nothing is ours to deny: glue leaves the chain.
+            self.cuts.insert(name.clone());
             for below in self.chain.below(name) {
                 self.chain.remove(&below);
-                self.links.remove(&below);
+                self.stale.push(below);
             }
         } else if was_cut && !is_cut {
+            self.cuts.remove(name);
             for below in names.below(name) {
                 if !self.occluded(names, &below) {
                     self.chain.insert(below.clone());
-                    touched.push(below);
+                    self.stale.push(below);
                 }
             }
         }
@@ -245,9 +248,28 @@ impl ZoneSigning {
         } else {
             self.chain.remove(name);
         }
-        touched.extend(self.chain.before(name).cloned());
-        for link in &touched {
-            self.refresh_link(names, link, ttl, now)?;
+        self.stale.push(name.clone());
+        self.stale.extend(self.chain.before(name).cloned());
+    }
+
+    /// Signs at `now`, with `ttl` (the negative TTL, RFC 9077), the NSECs the writes since the last call
+    /// changed (`names` reads the zone as it is now); an NSEC whose data did not change keeps its
+    /// signature. Before a write is published, so no snapshot serves a stale link.
+    pub(crate) fn sign_chain(&mut self, names: &impl ZoneNames, ttl: u32, now: u32) -> Result<(), DnssecError> {
+        if self.stale.is_empty() {
+            return Ok(());
+        }
+        let mut stale = std::mem::take(&mut self.stale);
+        stale.sort_unstable();
+        stale.dedup();
+        // A predecessor noted before later writes may have left the chain or gained a new successor:
+        // each link is made from the chain as it is now.
+        for name in &stale {
+            if let Some(before) = self.chain.before(name) {
+                let before = before.clone();
+                self.refresh_link(names, &before, ttl, now)?;
+            }
+            self.refresh_link(names, name, ttl, now)?;
         }
         Ok(())
     }
@@ -395,11 +417,6 @@ impl Signature {
 }
 
 impl Link {
-    /// Whether the NSEC lists `record_type` at its owner.
-    fn lists(&self, record_type: RecordType) -> bool {
-        matches!(&self.data, RData::DNSSEC(DNSSECRData::NSEC(n)) if n.type_bit_maps().any(|t| t == record_type))
-    }
-
     /// The NSEC record and its RRSIGs.
     fn records(&self) -> Vec<Record> {
         let mut records = Vec::with_capacity(1 + self.signature.rrsigs.len());
@@ -420,6 +437,14 @@ fn jitter(max: u32) -> u32 {
         return 0;
     }
     getrandom::u32().map_or(0, |r| r % max)
+}
+
+impl ZoneSigning {
+    /// How many of the signature shards `self` and `other` share: what a write did not copy.
+    #[cfg(test)]
+    pub(crate) fn shared_signature_shards(&self, other: &ZoneSigning) -> usize {
+        self.signatures.shared_shards(&other.signatures) + self.links.shared_shards(&other.links)
+    }
 }
 
 #[cfg(test)]
