@@ -84,15 +84,23 @@ pub fn rekey(zones: &Zones, origin: &Name, keys: &ZoneKeys, now: u32) -> Result<
     Ok(true)
 }
 
-/// [`rekey`]s the zone at `origin` at `now`, then re-signs the sets the old keys signed a batch at a
-/// time, the lock let go (and the task yielding) between batches; how many sets were re-signed.
-///
-/// The due sets are listed once, from the snapshot right after the rekey: listing them again before
-/// each batch would walk past every set already re-signed, a walk of the zone per batch.
+/// [`rekey`]s the zone at `origin` at `now`, then re-signs the sets the old keys signed
+/// ([`resign_after_rekey`]); how many sets were re-signed.
 pub async fn rekey_and_resign(zones: &Zones, origin: &Name, keys: &ZoneKeys, now: u32) -> Result<usize, DnssecError> {
     if !rekey(zones, origin, keys, now)? {
         return Ok(0);
     }
+    Ok(resign_after_rekey(zones, origin, now).await)
+}
+
+/// Re-signs the sets of the zone at `origin` that a rekey at `now` left due, a batch at a time, the lock
+/// let go (and the task yielding) between batches, then moves the serial on once, so secondaries
+/// transfer the zone and drop the old key's signatures (the batches themselves move no serial: one per
+/// batch would be a transfer per batch). How many sets were re-signed.
+///
+/// The due sets are listed once, from the snapshot right after the rekey: listing them again before
+/// each batch would walk past every set already re-signed, a walk of the zone per batch.
+async fn resign_after_rekey(zones: &Zones, origin: &Name, now: u32) -> usize {
     let origin = LowerName::new(origin);
     let Some((index, due)) = zones.read().zones().iter().enumerate().find_map(|(i, z)| {
         let due = z
@@ -101,7 +109,7 @@ pub async fn rekey_and_resign(zones: &Zones, origin: &Name, keys: &ZoneKeys, now
             .due(now, usize::MAX);
         Some((i, due))
     }) else {
-        return Ok(0);
+        return 0;
     };
     let mut resigned = 0;
     for batch in due.chunks(RENEW_BATCH) {
@@ -114,17 +122,35 @@ pub async fn rekey_and_resign(zones: &Zones, origin: &Name, keys: &ZoneKeys, now
         }
         tokio::task::yield_now().await;
     }
-    Ok(resigned)
+    if resigned > 0 {
+        if let Some(zone) = zones.write().zones_mut().get_mut(index) {
+            zone.commit(crate::dnssec::now(), Vec::new(), Vec::new());
+        }
+        zones.changed();
+    }
+    resigned
 }
 
-/// Follows the key changes of the zone at `origin` until `shutdown`: each change is [`rekey`]ed, then the
-/// sets the old keys signed are re-signed a batch at a time, the lock let go (and the task yielding)
-/// between batches.
-async fn follow_keys(
+/// The first wait before a rekey that failed is tried again; doubled after each failure, up to
+/// [`RENEW_EVERY`].
+const REKEY_RETRY: Duration = Duration::from_secs(1);
+
+/// Follows the key changes of the zone at `origin` until `shutdown`: each change is [`rekey`]ed (tried
+/// again with backoff while it fails, or until newer keys come), then the sets the old keys signed are
+/// re-signed ([`resign_after_rekey`]).
+async fn follow_keys(zones: Arc<Zones>, origin: Name, updates: watch::Receiver<ZoneKeys>, shutdown: CancellationToken) {
+    follow_keys_with(zones, origin, updates, shutdown, rekey, REKEY_RETRY).await;
+}
+
+/// [`follow_keys`] with the rekey and the first retry wait given: what the tests of a failing rekey
+/// need.
+async fn follow_keys_with(
     zones: Arc<Zones>,
     origin: Name,
     mut updates: watch::Receiver<ZoneKeys>,
     shutdown: CancellationToken,
+    mut rekey: impl FnMut(&Zones, &Name, &ZoneKeys, u32) -> Result<bool, DnssecError>,
+    first_retry: Duration,
 ) {
     loop {
         tokio::select! {
@@ -133,23 +159,38 @@ async fn follow_keys(
                 if changed.is_err() {
                     return;
                 }
-                let keys = updates.borrow_and_update().clone();
-                let resigned = match rekey_and_resign(&zones, &origin, &keys, crate::dnssec::now()).await {
-                    Ok(resigned) => resigned,
-                    Err(e) => {
-                        warn!(zone = %origin, error = %e, "cannot sign with the zone's new keys");
-                        continue;
-                    }
-                };
-                info!(
-                    zone = %origin,
-                    signer = keys.signer.key_tag().ok(),
-                    standby = keys.standby.as_ref().and_then(|k| k.key_tag().ok()),
-                    resigned,
-                    "the zone signs with its new keys"
-                );
             }
         }
+        let mut keys = updates.borrow_and_update().clone();
+        let mut wait = first_retry;
+        let now = loop {
+            let now = crate::dnssec::now();
+            let Err(e) = rekey(&zones, &origin, &keys, now) else {
+                break now;
+            };
+            // The keys were taken from the watch: unless tried again here, this replica would never
+            // sign with them (the keeper does not send the same keys twice).
+            warn!(zone = %origin, error = %e, retry_in = ?wait, "cannot sign with the zone's new keys; trying again");
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
+                changed = updates.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    keys = updates.borrow_and_update().clone();
+                }
+            }
+            wait = (wait * 2).min(RENEW_EVERY);
+        };
+        let resigned = resign_after_rekey(&zones, &origin, now).await;
+        info!(
+            zone = %origin,
+            signer = keys.signer.key_tag().ok(),
+            standby = keys.standby.as_ref().and_then(|k| k.key_tag().ok()),
+            resigned,
+            "the zone signs with its new keys"
+        );
     }
 }
 
@@ -282,6 +323,63 @@ mod tests {
             let host = format!("host{n}.example.org.");
             assert_eq!(answer(&zones, &host, RecordType::A), (vec![tag(&new)], 1), "{host}");
         }
+    }
+
+    #[tokio::test]
+    async fn the_serial_moves_on_once_the_old_keys_signatures_are_all_replaced() {
+        let (old, new) = (key(), key());
+        let (zones, origin) = hosts(RENEW_BATCH + 3, &old);
+        let writes = zones.subscribe();
+        let before = *writes.borrow();
+        let keys = ZoneKeys {
+            signer: new,
+            standby: Some(old),
+        };
+        let now = crate::dnssec::now();
+        assert!(rekey(&zones, &origin, &keys, now).expect("rekeys"));
+        let rekeyed = zones.read().zones()[0].serial();
+        assert!(resign_after_rekey(&zones, &origin, now).await > RENEW_BATCH);
+        // One change for the key sets, one once every set carries the new key's signature: secondaries
+        // are told, and transfer the zone, after the re-signing too.
+        assert_eq!(*writes.borrow() - before, 2);
+        assert!(crate::zones::after(zones.read().zones()[0].serial(), rekeyed));
+    }
+
+    #[tokio::test]
+    async fn a_rekey_that_fails_is_tried_again_until_it_succeeds() {
+        let (old, new) = (key(), key());
+        let (zones, origin) = hosts(3, &old);
+        let zones = Arc::new(zones);
+        let (sender, updates) = watch::channel(ZoneKeys::single(old));
+        let shutdown = CancellationToken::new();
+        let attempts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let failing = {
+            let attempts = attempts.clone();
+            move |zones: &Zones, origin: &Name, keys: &ZoneKeys, now: u32| {
+                // The first two attempts fail, as a key that cannot sign for a moment would.
+                if attempts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 {
+                    return Err(DnssecError::Empty);
+                }
+                rekey(zones, origin, keys, now)
+            }
+        };
+        let follower = tokio::spawn(follow_keys_with(
+            zones.clone(),
+            origin,
+            updates,
+            shutdown.clone(),
+            failing,
+            Duration::from_millis(1),
+        ));
+        sender.send_replace(ZoneKeys::single(new.clone()));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while answer(&zones, "host1.example.org.", RecordType::A).0 != vec![tag(&new)] {
+            assert!(tokio::time::Instant::now() < deadline, "never signed with the new key");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(attempts.load(std::sync::atomic::Ordering::SeqCst), 3);
+        shutdown.cancel();
+        follower.await.expect("the follower ends");
     }
 
     #[test]
