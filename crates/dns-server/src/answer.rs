@@ -29,7 +29,7 @@ const MAX_CHAIN: usize = 8;
 /// that takes `max_size` bytes, signed when the client set DO and the zone is signed. The answer is built
 /// whole; [`encode`] fits it into `max_size` (the listeners call it; TCP passes `u16::MAX`).
 pub(crate) fn respond(zones: &ZoneSet, request: &Message, transport: Transport, max_size: u16) -> Message {
-    prepare(zones, request, transport, max_size).signed(crate::dnssec::now())
+    prepare(zones, request, transport, max_size).signed()
 }
 
 /// The answer to `request` as [`respond`] makes it, not signed yet: the listeners rate limit it first
@@ -134,8 +134,7 @@ struct Pending<'z> {
 }
 
 impl Answer<'_> {
-    /// The answer as built, before any DNSSEC record is added: what rate limiting classifies (a signed
-    /// zone's missing name is still NXDOMAIN here, not yet RFC 9824's NODATA).
+    /// The answer as built, before any DNSSEC record is added: what rate limiting classifies.
     pub(crate) fn message(&self) -> &Message {
         &self.message
     }
@@ -151,12 +150,12 @@ impl Answer<'_> {
         self.message
     }
 
-    /// The answer to send, with its signatures and denial when the client asked for them; `now` dates
-    /// the proofs signed here (seconds since the epoch, serial-number arithmetic).
-    pub(crate) fn signed(self, now: u32) -> Message {
+    /// The answer to send, with its signatures and denial when the client asked for them (all made
+    /// when the zone was written: this copies them).
+    pub(crate) fn signed(self) -> Message {
         let mut message = self.message;
         if let Some(p) = self.dnssec {
-            crate::dnssec_answer::add_dnssec(p.zone, p.signing, p.proof, &mut message, now);
+            crate::dnssec_answer::add_dnssec(p.zone, p.signing, p.proof, &mut message);
         }
         message
     }

@@ -2,13 +2,14 @@
 //! built unsigned by `crate::answer`, which notes as it walks the zone what each set of the answer is
 //! signed as and what the negative part is about (a [`Proof`]); this adds each set's stored RRSIG and the
 //! denial a negative, wildcard or referral answer needs from that note, without walking the zone again,
-//! so the unsigned path stays as it was and the two meet in one call.
+//! so the unsigned path stays as it was and the two meet in one call. The denials are the NSECs of the
+//! zone's chain, signed when the zone was written (`crate::dnssec::ZoneSigning::relink`): an answer
+//! signs nothing, whatever the name asked.
 
-use hickory_proto::op::{Message, ResponseCode};
-use hickory_proto::rr::{LowerName, Name, RData, Record, RecordType};
+use hickory_proto::op::Message;
+use hickory_proto::rr::{LowerName, Name, Record, RecordType};
 
 use crate::dnssec::ZoneSigning;
-use crate::dnssec::denial;
 use crate::zones::{Node, Zone};
 
 /// Record sets an answer can hold: one per link of the longest CNAME chain followed.
@@ -39,7 +40,8 @@ pub(crate) struct AnswerSet<'z> {
 /// What the negative part of an answer is about.
 #[derive(Debug)]
 pub(crate) enum Denial<'z> {
-    /// The name (the last of the chain) does not exist: RFC 9824's NXNAME.
+    /// The name (the last of the chain) does not exist: NXDOMAIN, proved by the NSECs covering it and
+    /// the wildcard that could have stood for it.
     NoName(Name),
     /// The name exists (or a wildcard stands for it) with these sets, not the type asked.
     NoType(Name, &'z Node),
@@ -62,21 +64,39 @@ impl<'z> Proof<'z> {
 }
 
 /// Adds to `response` (the authoritative answer from `zone` that `proof` was noted for) the signatures
-/// and proofs a validator needs; `now` dates the proofs signed here (seconds since the epoch).
-pub(crate) fn add_dnssec(zone: &Zone, signing: &ZoneSigning, proof: Proof<'_>, response: &mut Message, now: u32) {
-    let ctx = Ctx { zone, signing, now };
+/// and proofs a validator needs, all of them made when the zone was written: answering signs nothing.
+pub(crate) fn add_dnssec(zone: &Zone, signing: &ZoneSigning, proof: Proof<'_>, response: &mut Message) {
+    let ctx = Ctx { zone, signing };
     ctx.sign_answers(&proof.sets, response);
     match proof.denial {
-        Some(Denial::Unsigned(cut)) => ctx.referral(cut, response),
+        Some(Denial::Unsigned(cut)) => {
+            ctx.push(&mut response.authorities, signing.nsec_at(&LowerName::new(cut.name())))
+        }
         Some(Denial::NoName(last)) => {
+            // RFC 4035 §3.1.3.2: the NSEC covering the name, and the one covering the wildcard of its
+            // closest encloser, which could have answered for it.
             ctx.sign_soa(response);
-            response.metadata.response_code = ResponseCode::NoError;
-            ctx.push_signed(&mut response.authorities, denial::nxname(&last), last);
+            let last = LowerName::new(&last);
+            ctx.push(&mut response.authorities, signing.nsec_covering(&last));
+            if let Some(wildcard) = ctx.wildcard_of_encloser(&last) {
+                ctx.push(&mut response.authorities, signing.nsec_covering(&wildcard));
+            }
         }
         Some(Denial::NoType(last, node)) => {
             ctx.sign_soa(response);
-            let nsec = denial::at_name(&last, types_of(node));
-            ctx.push_signed(&mut response.authorities, nsec, last);
+            let asked = LowerName::new(&last);
+            let at = LowerName::new(node.name());
+            if at != asked {
+                // A wildcard's NODATA (RFC 4035 §3.1.3.4): the name asked does not exist, the wildcard
+                // lacks the type.
+                ctx.push(&mut response.authorities, signing.nsec_covering(&asked));
+                ctx.push(&mut response.authorities, signing.nsec_at(&at));
+            } else if node.is_empty_non_terminal() {
+                // No NSEC at an empty non-terminal: the one covering it, whose next name is below it.
+                ctx.push(&mut response.authorities, signing.nsec_covering(&asked));
+            } else {
+                ctx.push(&mut response.authorities, signing.nsec_at(&asked));
+            }
         }
         None => {}
     }
@@ -85,16 +105,9 @@ pub(crate) fn add_dnssec(zone: &Zone, signing: &ZoneSigning, proof: Proof<'_>, r
 struct Ctx<'a> {
     zone: &'a Zone,
     signing: &'a ZoneSigning,
-    now: u32,
 }
 
 impl Ctx<'_> {
-    /// A referral: the delegation is unsigned, which an NSEC at the cut with NS and no DS proves.
-    fn referral(&self, cut: &Node, response: &mut Message) {
-        let nsec = denial::at_name(cut.name(), types_of(cut));
-        self.push_signed(&mut response.authorities, nsec, cut.name().clone());
-    }
-
     /// Each record set of the answer section followed by its RRSIG; a set a wildcard synthesised gets
     /// the wildcard's signature and the NSEC proving the name asked does not exist. The records are
     /// moved, not copied.
@@ -114,7 +127,8 @@ impl Ctx<'_> {
             };
             signed.extend(self.signing.rrsig_records(set.signed_as, set.record_type, &owner));
             if let Some(labels) = set.next_closer {
-                self.prove_absent(&owner.trim_to(usize::from(labels)), response);
+                let next_closer = LowerName::new(&owner.trim_to(usize::from(labels)));
+                self.push(&mut response.authorities, self.signing.nsec_covering(&next_closer));
             }
         }
         signed.extend(records);
@@ -139,32 +153,28 @@ impl Ctx<'_> {
         response.authorities.extend(sig);
     }
 
-    /// The NSEC covering `next_closer` and its signature, in the authority section.
-    fn prove_absent(&self, next_closer: &Name, response: &mut Message) {
-        let Some((owner, nsec)) = denial::covering(next_closer) else {
-            return;
-        };
-        let already = response.authorities.iter().any(|r| r.name == owner);
+    /// The wildcard at the closest encloser of `name` (a name that does not exist): the deepest of its
+    /// ancestors the zone holds, empty non-terminals included.
+    fn wildcard_of_encloser(&self, name: &LowerName) -> Option<LowerName> {
+        let apex_labels = self.zone.lower_origin().num_labels();
+        let mut encloser = name.base_name();
+        while encloser.num_labels() > apex_labels && self.zone.node(&encloser).is_none() {
+            encloser = encloser.base_name();
+        }
+        Some(LowerName::new(&Name::from(encloser).prepend_label("*").ok()?))
+    }
+
+    /// An NSEC and its signature (`records`), unless the section holds that NSEC already: one NSEC
+    /// often proves two things.
+    fn push(&self, section: &mut Vec<Record>, records: Vec<Record>) {
+        let Some(nsec) = records.first() else { return };
+        let already = section
+            .iter()
+            .any(|r| r.record_type() == RecordType::NSEC && r.name == nsec.name);
         if !already {
-            self.push_signed(&mut response.authorities, Some(nsec), owner);
+            section.extend(records);
         }
     }
-
-    /// `data` at `owner`, with the negative TTL (RFC 9077), and its signature made now.
-    fn push_signed(&self, section: &mut Vec<Record>, data: Option<RData>, owner: Name) {
-        let Some(data) = data else { return };
-        let ttl = self.zone.negative_ttl();
-        let sig = self
-            .signing
-            .sign_now(&owner, ttl, std::slice::from_ref(&data), self.now);
-        section.push(Record::from_rdata(owner, ttl, data));
-        section.extend(sig);
-    }
-}
-
-/// The types at a node, as an NSEC lists them.
-fn types_of(node: &Node) -> impl Iterator<Item = RecordType> + '_ {
-    node.rrsets().iter().map(|s| s.record_type)
 }
 
 #[cfg(test)]
@@ -342,7 +352,7 @@ pub(crate) mod tests {
             "the CNAME under its own name, the target's set under the wildcard, x.wild the next closer"
         );
         assert!(proof.denial.is_none());
-        let r = answer.signed(crate::dnssec::now());
+        let r = answer.signed();
         assert_eq!(verify(&r.answers, &key), [RecordType::CNAME, RecordType::A]);
         assert_eq!(verify(&r.authorities, &key), [RecordType::NSEC]);
         let (nsec, data) = nsec_of(&r.authorities);
@@ -351,30 +361,179 @@ pub(crate) mod tests {
         drop(set);
         let ent = ask(&zones, "b.c.example.org.", RecordType::A, true);
         assert_eq!(ent.response_code, ResponseCode::NoError);
-        let (_, data) = nsec_of(&ent.authorities);
-        assert_eq!(
-            data.type_bit_maps().count(),
-            2,
-            "an empty non-terminal: NSEC and RRSIG only"
+        let (nsec, data) = nsec_of(&ent.authorities);
+        let ent_name = name("b.c.example.org.");
+        assert!(
+            nsec.name < ent_name && ent_name.zone_of(data.next_domain_name()),
+            "an empty non-terminal: the NSEC covering it names a name below it next"
         );
     }
 
     #[test]
-    fn a_missing_name_is_a_compact_nodata_with_nxname() {
+    fn a_missing_name_is_nxdomain_with_the_nsecs_covering_it_and_the_wildcard() {
         let zones = signed(KeyAlgorithm::EcdsaP256);
         let key = dnskey(&zones);
         let r = ask(&zones, "nope.example.org.", RecordType::A, true);
-        assert_eq!(r.response_code, ResponseCode::NoError, "RFC 9824: NOERROR");
+        assert_eq!(r.response_code, ResponseCode::NXDomain);
         assert!(r.answers.is_empty());
         let mut types = verify(&r.authorities, &key);
         types.sort_by_key(|t| u16::from(*t));
+        types.dedup();
         assert_eq!(types, [RecordType::SOA, RecordType::NSEC]);
-        let (nsec, data) = nsec_of(&r.authorities);
-        assert_eq!(nsec.name, name("nope.example.org."));
-        assert!(data.type_bit_maps().any(|t| t == NXNAME));
+        let covers = |n: &str| {
+            let n = name(n);
+            r.authorities.iter().any(|rec| match &rec.data {
+                RData::DNSSEC(DNSSECRData::NSEC(nsec)) => {
+                    rec.name < n && (&n < nsec.next_domain_name() || nsec.next_domain_name() == &name("example.org."))
+                }
+                _ => false,
+            })
+        };
+        assert!(covers("nope.example.org."), "the name: {r:?}");
+        assert!(
+            covers("*.example.org."),
+            "the wildcard of its closest encloser, the apex"
+        );
+        assert!(
+            !r.authorities.iter().any(|rec| match &rec.data {
+                RData::DNSSEC(DNSSECRData::NSEC(nsec)) => nsec.type_bit_maps().any(|t| t == NXNAME),
+                _ => false,
+            }),
+            "no compact answer"
+        );
+        // Below an empty non-terminal's wildcard-free encloser, and below a name with data.
+        let deep = ask(&zones, "x.nope.web.example.org.", RecordType::A, true);
+        assert_eq!(deep.response_code, ResponseCode::NXDomain);
+        assert_eq!(
+            verify(&deep.authorities, &key).len(),
+            2,
+            "SOA and one NSEC: web's covers the name and *.web alike"
+        );
         // Without DO the answer stays a plain NXDOMAIN.
         let plain = ask(&zones, "nope.example.org.", RecordType::A, false);
         assert_eq!(plain.response_code, ResponseCode::NXDomain);
+        assert!(!has(&plain.authorities, RecordType::NSEC));
+    }
+
+    #[test]
+    fn negative_and_wildcard_answers_sign_nothing_however_many_names_are_asked() {
+        let zones = signed(KeyAlgorithm::Ed25519);
+        let key = dnskey(&zones);
+        let before = crate::dnssec::signatures_made();
+        for i in 0..300 {
+            let missing = ask(&zones, &format!("missing{i}.example.org."), RecordType::A, true);
+            assert_eq!(missing.response_code, ResponseCode::NXDomain);
+            assert!(has(&missing.authorities, RecordType::NSEC));
+            let wild = ask(&zones, &format!("h{i}.wild.example.org."), RecordType::A, true);
+            assert!(has(&wild.authorities, RecordType::NSEC));
+            let nodata = ask(&zones, &format!("h{i}.wild.example.org."), RecordType::TXT, true);
+            assert!(has(&nodata.authorities, RecordType::NSEC));
+            if i == 0 {
+                for r in [&missing, &wild, &nodata] {
+                    verify(&r.authorities, &key);
+                }
+            }
+        }
+        assert_eq!(
+            crate::dnssec::signatures_made(),
+            before,
+            "every denial was signed when the zone was written"
+        );
+    }
+
+    /// The chain of the zone, as (owner, next, types) in canonical order.
+    fn chain(zones: &Zones) -> Vec<(String, String, Vec<RecordType>)> {
+        let set = zones.read();
+        let signing = set.zones()[0].signing().expect("signed");
+        signing
+            .chain_records()
+            .filter_map(|r| match &r.data {
+                RData::DNSSEC(DNSSECRData::NSEC(n)) => Some((
+                    r.name.to_string(),
+                    n.next_domain_name().to_string(),
+                    n.type_bit_maps().collect(),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_chain_follows_each_write_and_skips_what_lies_below_a_delegation() {
+        let zones = signed(KeyAlgorithm::EcdsaP256);
+        let owners = |zones: &Zones| chain(zones).into_iter().map(|(o, _, _)| o).collect::<Vec<_>>();
+        let linked = |zones: &Zones| {
+            let links = chain(zones);
+            links
+                .iter()
+                .enumerate()
+                .all(|(i, (_, next, _))| next == links.get(i + 1).map_or("example.org.", |l| l.0.as_str()))
+        };
+        assert_eq!(
+            owners(&zones),
+            [
+                "example.org.",
+                "chain.example.org.",
+                "ns1.example.org.",
+                "sub.example.org.",
+                "web.example.org.",
+                "*.wild.example.org.",
+                "www.example.org.",
+            ],
+            "no glue below sub"
+        );
+        assert!(linked(&zones));
+        let before = crate::dnssec::signatures_made();
+        {
+            let mut all = zones.write();
+            let zone = &mut all.zones_mut()[0];
+            zone.put(&name("a.b.c.example.org."), set(vec![a("192.0.2.3")]));
+        }
+        assert_eq!(
+            crate::dnssec::signatures_made() - before,
+            3,
+            "the set, its NSEC and its predecessor's"
+        );
+        {
+            let mut all = zones.write();
+            let zone = &mut all.zones_mut()[0];
+            // The delegation goes: its glue joins the chain; a new one under web takes web's children out.
+            zone.remove(&LowerName::new(&name("sub.example.org.")), RecordType::NS);
+            zone.put(&name("x.web.example.org."), set(vec![a("192.0.2.4")]));
+            zone.put(
+                &name("deleg.web.example.org."),
+                set(vec![RData::NS(NS(name("ns.other.")))]),
+            );
+            zone.put(&name("glue.deleg.web.example.org."), set(vec![a("192.0.2.5")]));
+            zone.remove(&LowerName::new(&name("chain.example.org.")), RecordType::CNAME);
+        }
+        assert_eq!(
+            owners(&zones),
+            [
+                "example.org.",
+                "a.b.c.example.org.",
+                "ns1.example.org.",
+                "ns.sub.example.org.",
+                "web.example.org.",
+                "deleg.web.example.org.",
+                "x.web.example.org.",
+                "*.wild.example.org.",
+                "www.example.org.",
+            ]
+        );
+        assert!(linked(&zones));
+        let cut = chain(&zones)
+            .into_iter()
+            .find(|(o, _, _)| o == "deleg.web.example.org.")
+            .expect("the cut");
+        assert!(cut.2.contains(&RecordType::NS) && !cut.2.contains(&RecordType::A));
+        let key = dnskey(&zones);
+        let records: Vec<Record> = zones.read().zones()[0]
+            .signing()
+            .expect("signed")
+            .chain_records()
+            .collect();
+        assert_eq!(verify(&records, &key).len(), 9, "every NSEC signed");
     }
 
     #[test]
@@ -436,7 +595,10 @@ pub(crate) mod tests {
     fn signatures_falling_due_are_renewed_in_batches() {
         let zones = signed(KeyAlgorithm::EcdsaP256);
         let now = crate::dnssec::now();
-        let total = zones.read().zones()[0].signing().map_or(0, |s| s.len());
+        // Every set's signature and every NSEC of the chain.
+        let total = zones.read().zones()[0]
+            .signing()
+            .map_or(0, |s| s.len() + s.chain_names().count());
         assert_eq!(
             crate::dnssec_renew::renew(&zones, now),
             0,

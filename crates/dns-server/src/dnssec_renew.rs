@@ -11,14 +11,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hickory_proto::rr::{LowerName, Name};
+use hickory_proto::rr::{LowerName, Name, RecordType};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::dnssec::{DnssecError, ZoneKeys};
-use crate::zones::Zones;
+use crate::zones::{Zone, Zones};
 
 /// How often the server looks for signatures to renew: a minute, small beside days of validity.
 pub const RENEW_EVERY: Duration = Duration::from_secs(60);
@@ -39,24 +39,28 @@ pub fn renew(zones: &Zones, now: u32) -> usize {
             .filter(|(_, d)| !d.is_empty())
             .collect()
     };
-    let mut renewed = 0;
     if due.is_empty() {
         return 0;
     }
     let mut set = zones.write();
-    for (index, sets) in due {
-        let Some(zone) = set.zones_mut().get_mut(index) else {
-            continue;
-        };
-        for (owner, record_type) in sets {
-            match zone.resign(&owner, record_type, now) {
-                Ok(true) => renewed += 1,
-                Ok(false) => {}
-                Err(e) => warn!(zone = %zone.origin(), %owner, ?record_type, error = %e, "cannot renew a signature"),
-            }
+    let renewed = due
+        .iter()
+        .filter_map(|(index, sets)| Some(resign_listed(set.zones_mut().get_mut(*index)?, sets, now)))
+        .sum();
+    debug!(renewed, "signatures renewed");
+    renewed
+}
+
+/// Signs `sets` of `zone` again at `now` (under the write lock its caller holds); how many still existed.
+fn resign_listed(zone: &mut Zone, sets: &[(LowerName, RecordType)], now: u32) -> usize {
+    let mut renewed = 0;
+    for (owner, record_type) in sets {
+        match zone.resign(owner, *record_type, now) {
+            Ok(true) => renewed += 1,
+            Ok(false) => {}
+            Err(e) => warn!(zone = %zone.origin(), %owner, ?record_type, error = %e, "cannot renew a signature"),
         }
     }
-    debug!(renewed, "signatures renewed");
     renewed
 }
 
@@ -80,14 +84,73 @@ pub fn rekey(zones: &Zones, origin: &Name, keys: &ZoneKeys, now: u32) -> Result<
     Ok(true)
 }
 
-/// Follows the key changes of the zone at `origin` until `shutdown`: each change is [`rekey`]ed, then the
-/// sets the old keys signed are re-signed a batch at a time, the lock let go (and the task yielding)
-/// between batches.
-async fn follow_keys(
+/// [`rekey`]s the zone at `origin` at `now`, then re-signs the sets the old keys signed
+/// ([`resign_after_rekey`]); how many sets were re-signed.
+pub async fn rekey_and_resign(zones: &Zones, origin: &Name, keys: &ZoneKeys, now: u32) -> Result<usize, DnssecError> {
+    if !rekey(zones, origin, keys, now)? {
+        return Ok(0);
+    }
+    Ok(resign_after_rekey(zones, origin, now).await)
+}
+
+/// Re-signs the sets of the zone at `origin` that a rekey at `now` left due, a batch at a time, the lock
+/// let go (and the task yielding) between batches, then moves the serial on once, so secondaries
+/// transfer the zone and drop the old key's signatures (the batches themselves move no serial: one per
+/// batch would be a transfer per batch). How many sets were re-signed.
+///
+/// The due sets are listed once, from the snapshot right after the rekey: listing them again before
+/// each batch would walk past every set already re-signed, a walk of the zone per batch.
+async fn resign_after_rekey(zones: &Zones, origin: &Name, now: u32) -> usize {
+    let origin = LowerName::new(origin);
+    let Some((index, due)) = zones.read().zones().iter().enumerate().find_map(|(i, z)| {
+        let due = z
+            .signing()
+            .filter(|_| z.lower_origin() == &origin)?
+            .due(now, usize::MAX);
+        Some((i, due))
+    }) else {
+        return 0;
+    };
+    let mut resigned = 0;
+    for batch in due.chunks(RENEW_BATCH) {
+        {
+            let mut set = zones.write();
+            let Some(zone) = set.zones_mut().get_mut(index) else {
+                break;
+            };
+            resigned += resign_listed(zone, batch, crate::dnssec::now());
+        }
+        tokio::task::yield_now().await;
+    }
+    if resigned > 0 {
+        if let Some(zone) = zones.write().zones_mut().get_mut(index) {
+            zone.commit(crate::dnssec::now(), Vec::new(), Vec::new());
+        }
+        zones.changed();
+    }
+    resigned
+}
+
+/// The first wait before a rekey that failed is tried again; doubled after each failure, up to
+/// [`RENEW_EVERY`].
+const REKEY_RETRY: Duration = Duration::from_secs(1);
+
+/// Follows the key changes of the zone at `origin` until `shutdown`: each change is [`rekey`]ed (tried
+/// again with backoff while it fails, or until newer keys come), then the sets the old keys signed are
+/// re-signed ([`resign_after_rekey`]).
+async fn follow_keys(zones: Arc<Zones>, origin: Name, updates: watch::Receiver<ZoneKeys>, shutdown: CancellationToken) {
+    follow_keys_with(zones, origin, updates, shutdown, rekey, REKEY_RETRY).await;
+}
+
+/// [`follow_keys`] with the rekey and the first retry wait given: what the tests of a failing rekey
+/// need.
+async fn follow_keys_with(
     zones: Arc<Zones>,
     origin: Name,
     mut updates: watch::Receiver<ZoneKeys>,
     shutdown: CancellationToken,
+    mut rekey: impl FnMut(&Zones, &Name, &ZoneKeys, u32) -> Result<bool, DnssecError>,
+    first_retry: Duration,
 ) {
     loop {
         tokio::select! {
@@ -96,30 +159,38 @@ async fn follow_keys(
                 if changed.is_err() {
                     return;
                 }
-                let keys = updates.borrow_and_update().clone();
-                let now = crate::dnssec::now();
-                if let Err(e) = rekey(&zones, &origin, &keys, now) {
-                    warn!(zone = %origin, error = %e, "cannot sign with the zone's new keys");
-                    continue;
-                }
-                let mut resigned = 0;
-                loop {
-                    let renewed = renew(&zones, crate::dnssec::now());
-                    resigned += renewed;
-                    if renewed < RENEW_BATCH {
-                        break;
-                    }
-                    tokio::task::yield_now().await;
-                }
-                info!(
-                    zone = %origin,
-                    signer = keys.signer.key_tag().ok(),
-                    standby = keys.standby.as_ref().and_then(|k| k.key_tag().ok()),
-                    resigned,
-                    "the zone signs with its new keys"
-                );
             }
         }
+        let mut keys = updates.borrow_and_update().clone();
+        let mut wait = first_retry;
+        let now = loop {
+            let now = crate::dnssec::now();
+            let Err(e) = rekey(&zones, &origin, &keys, now) else {
+                break now;
+            };
+            // The keys were taken from the watch: unless tried again here, this replica would never
+            // sign with them (the keeper does not send the same keys twice).
+            warn!(zone = %origin, error = %e, retry_in = ?wait, "cannot sign with the zone's new keys; trying again");
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
+                changed = updates.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    keys = updates.borrow_and_update().clone();
+                }
+            }
+            wait = (wait * 2).min(RENEW_EVERY);
+        };
+        let resigned = resign_after_rekey(&zones, &origin, now).await;
+        info!(
+            zone = %origin,
+            signer = keys.signer.key_tag().ok(),
+            standby = keys.standby.as_ref().and_then(|k| k.key_tag().ok()),
+            resigned,
+            "the zone signs with its new keys"
+        );
     }
 }
 
@@ -197,6 +268,120 @@ mod tests {
         tags
     }
 
+    /// A signed example.org. of `names` hosts, each an A set.
+    fn hosts(names: usize, key: &ZoneKey) -> (Zones, Name) {
+        let mut config = zone_config("example.org.");
+        config.dnssec = Some(DnssecConfig::new(key.clone()));
+        let origin = config.origin.clone();
+        let zones = Zones::new(&[config], 7, Limits::default());
+        {
+            let mut all = zones.write();
+            let zone = all.zone_for_mut(&LowerName::new(&origin)).expect("zone");
+            for n in 0..names {
+                zone.put(&name(&format!("host{n}.example.org.")), set(vec![a("192.0.2.1")]));
+            }
+        }
+        (zones, origin)
+    }
+
+    #[test]
+    fn a_write_to_a_large_signed_zone_copies_a_few_signature_shards_not_every_signature() {
+        let (zones, origin) = hosts(5_000, &key());
+        let before = zones.read();
+        {
+            let mut all = zones.write();
+            let zone = all.zone_for_mut(&LowerName::new(&origin)).expect("zone");
+            zone.put(&name("new.example.org."), set(vec![a("192.0.2.9")]));
+            zone.commit(crate::dnssec::now(), vec![], vec![]);
+        }
+        let after = zones.read();
+        let signing = |set: &crate::zones::ZoneSet| set.zones()[0].signing().cloned().expect("signed");
+        let shared = signing(&after).shared_signature_shards(&signing(&before));
+        // Two maps of 1,024 shards: the new set's and SOA's signatures, two NSECs.
+        assert!(shared >= 2 * 1_024 - 4, "{shared} shards shared");
+    }
+
+    #[tokio::test]
+    async fn a_rekey_re_signs_every_set_and_nsec_listed_once() {
+        let (old, new) = (key(), key());
+        let (zones, origin) = hosts(2 * RENEW_BATCH + 3, &old);
+        let keys = ZoneKeys {
+            signer: new.clone(),
+            standby: Some(old),
+        };
+        let now = crate::dnssec::now();
+        let resigned = rekey_and_resign(&zones, &origin, &keys, now).await.expect("rekeys");
+        let set = zones.read();
+        let signing = set.zones()[0].signing().expect("signed");
+        assert!(
+            resigned + 5 >= signing.len() + signing.chain_names().count(),
+            "{resigned}"
+        );
+        assert!(signing.due(now, usize::MAX).is_empty(), "nothing left on the old key");
+        drop(set);
+        for n in [0, 2 * RENEW_BATCH + 2] {
+            let host = format!("host{n}.example.org.");
+            assert_eq!(answer(&zones, &host, RecordType::A), (vec![tag(&new)], 1), "{host}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_serial_moves_on_once_the_old_keys_signatures_are_all_replaced() {
+        let (old, new) = (key(), key());
+        let (zones, origin) = hosts(RENEW_BATCH + 3, &old);
+        let writes = zones.subscribe();
+        let before = *writes.borrow();
+        let keys = ZoneKeys {
+            signer: new,
+            standby: Some(old),
+        };
+        let now = crate::dnssec::now();
+        assert!(rekey(&zones, &origin, &keys, now).expect("rekeys"));
+        let rekeyed = zones.read().zones()[0].serial();
+        assert!(resign_after_rekey(&zones, &origin, now).await > RENEW_BATCH);
+        // One change for the key sets, one once every set carries the new key's signature: secondaries
+        // are told, and transfer the zone, after the re-signing too.
+        assert_eq!(*writes.borrow() - before, 2);
+        assert!(crate::zones::after(zones.read().zones()[0].serial(), rekeyed));
+    }
+
+    #[tokio::test]
+    async fn a_rekey_that_fails_is_tried_again_until_it_succeeds() {
+        let (old, new) = (key(), key());
+        let (zones, origin) = hosts(3, &old);
+        let zones = Arc::new(zones);
+        let (sender, updates) = watch::channel(ZoneKeys::single(old));
+        let shutdown = CancellationToken::new();
+        let attempts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let failing = {
+            let attempts = attempts.clone();
+            move |zones: &Zones, origin: &Name, keys: &ZoneKeys, now: u32| {
+                // The first two attempts fail, as a key that cannot sign for a moment would.
+                if attempts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 {
+                    return Err(DnssecError::Empty);
+                }
+                rekey(zones, origin, keys, now)
+            }
+        };
+        let follower = tokio::spawn(follow_keys_with(
+            zones.clone(),
+            origin,
+            updates,
+            shutdown.clone(),
+            failing,
+            Duration::from_millis(1),
+        ));
+        sender.send_replace(ZoneKeys::single(new.clone()));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while answer(&zones, "host1.example.org.", RecordType::A).0 != vec![tag(&new)] {
+            assert!(tokio::time::Instant::now() < deadline, "never signed with the new key");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(attempts.load(std::sync::atomic::Ordering::SeqCst), 3);
+        shutdown.cancel();
+        follower.await.expect("the follower ends");
+    }
+
     #[test]
     fn a_rollover_publishes_both_keys_then_re_signs_the_zone_with_the_new_one_batch_by_batch() {
         let (old, new) = (key(), key());
@@ -242,10 +427,22 @@ mod tests {
         assert_eq!(answer(&zones, "example.org.", RecordType::CDS), (vec![tag(&new)], 1));
         assert_eq!(key_set(&zones), both);
         assert_eq!(host1(&zones), (vec![tag(&old)], 1));
-        // The sets the old key signed are due, however fresh their signatures, a batch at a time.
-        assert_eq!(renew(&zones, now), RENEW_BATCH);
-        assert!(renew(&zones, now) > 0);
-        assert_eq!(renew(&zones, now), 0, "all re-signed");
+        // The sets and NSECs the old key signed are due, however fresh their signatures, a batch at a time.
+        let signed = {
+            let set = zones.read();
+            let signing = set.zones()[0].signing().expect("signed");
+            let due = signing.due(now, usize::MAX).len();
+            // All but the key sets and the SOA, signed anew by the rekey itself.
+            assert!(due + 5 >= signing.len() + signing.chain_names().count(), "{due}");
+            due
+        };
+        let mut batches = Vec::new();
+        while let renewed @ 1.. = renew(&zones, now) {
+            batches.push(renewed);
+            assert!(batches.len() < 10, "the renewal ends");
+        }
+        assert_eq!(batches.iter().sum::<usize>(), signed, "all re-signed");
+        assert!(batches.iter().all(|&b| b <= RENEW_BATCH) && batches[0] == RENEW_BATCH);
         for n in [0, RENEW_BATCH + 9] {
             let host = format!("host{n}.example.org.");
             assert_eq!(answer(&zones, &host, RecordType::A), (vec![tag(&new)], 1), "{host}");

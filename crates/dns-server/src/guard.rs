@@ -119,7 +119,7 @@ impl Guard {
                     );
                 }
                 match verdict {
-                    Verdict::Send => answer.signed(now.unix),
+                    Verdict::Send => answer.signed(),
                     Verdict::Drop => {
                         counters.limited(class);
                         return None;
@@ -130,7 +130,7 @@ impl Guard {
                     }
                 }
             }
-            _ => answer.signed(now.unix),
+            _ => answer.signed(),
         };
         if let Some(cookies) = &self.cookies
             && let Some(option) = cookies.answer_option(cookie, peer.ip(), now.unix)
@@ -402,7 +402,6 @@ mod tests {
         use hickory_proto::dnssec::rdata::DNSSECRData;
 
         use crate::dnssec::KeyAlgorithm;
-        use crate::dnssec::denial::NXNAME;
 
         let zones = crate::dnssec_answer::tests::signed(KeyAlgorithm::EcdsaP256);
         let g = guard(3);
@@ -421,7 +420,7 @@ mod tests {
             assert_eq!(
                 answer.message().response_code,
                 ResponseCode::NXDomain,
-                "classified before the compact denial turns it into NODATA"
+                "classified before it is signed"
             );
             assert!(
                 answer
@@ -436,12 +435,12 @@ mod tests {
         let (whole, slipped): (Vec<&Message>, Vec<&Message>) = sent.iter().partition(|m| !m.metadata.truncation);
         assert_eq!(whole.len(), 3, "one key for the zone's missing names, not one per name");
         for m in &whole {
-            assert_eq!(m.response_code, ResponseCode::NoError, "RFC 9824's NODATA once signed");
-            let nxname = m.authorities.iter().any(|r| match &r.data {
-                RData::DNSSEC(DNSSECRData::NSEC(n)) => n.type_bit_maps().any(|t| t == NXNAME),
-                _ => false,
-            });
-            assert!(nxname && m.authorities.iter().any(is_signature), "{m:?}");
+            assert_eq!(m.response_code, ResponseCode::NXDomain);
+            let nsec = m
+                .authorities
+                .iter()
+                .any(|r| matches!(&r.data, RData::DNSSEC(DNSSECRData::NSEC(_))));
+            assert!(nsec && m.authorities.iter().any(is_signature), "{m:?}");
         }
         assert_eq!(
             slipped.len(),

@@ -12,7 +12,7 @@ use extdns_provider::zone::Placement;
 use extdns_provider::{Failures, Provider, ProviderError, ReadState, Records};
 use hickory_proto::rr::{LowerName, Name, Record, RecordType};
 
-use crate::zones::{ChangeError, RrSet, SetOrigin, Zones, targets_of};
+use crate::zones::{ChangeError, RrSet, SetOrigin, ZoneSet, Zones, targets_of};
 
 /// The provider side of the built-in server: reads and writes the [`Zones`] the listeners answer from.
 #[derive(Debug, Clone)]
@@ -127,9 +127,21 @@ impl DnsServerProvider {
         })
     }
 
-    fn ops(&self, unit: &Unit<'_>) -> Result<Vec<Op>, Unservable> {
-        unit.changes().map(|c| self.op(c)).collect()
+    fn ops(&self, unit: &Unit<'_>, zones: &ZoneSet) -> Result<Vec<Op>, Unservable> {
+        let mut ops = unit.changes().map(|c| self.op(c)).collect::<Result<Vec<_>, _>>()?;
+        // Capped here too for a change the plan did not adjust: a signed zone serves no TTL above its bound.
+        for op in &mut ops {
+            if let (Some(set), Some(max)) = (op.set.as_mut(), max_ttl(zones, &op.owner)) {
+                set.ttl = set.ttl.min(max);
+            }
+        }
+        Ok(ops)
     }
+}
+
+/// The largest TTL the signed zone holding `name` serves, if it is signed with a bound.
+fn max_ttl(zones: &ZoneSet, name: &Name) -> Option<u32> {
+    zones.zone_for(&LowerName::new(name))?.config().dnssec.as_ref()?.max_ttl
 }
 
 #[async_trait]
@@ -161,7 +173,10 @@ impl Provider for DnsServerProvider {
         let mut diffs: HashMap<LowerName, (Vec<Record>, Vec<Record>)> = HashMap::new();
         // Encoded before the lock is taken: queries wait for a write only while it changes the zones,
         // not while a first sync's thousands of targets are parsed.
-        let prepared: Vec<Result<Vec<Op>, Unservable>> = units.iter().map(|u| self.ops(u)).collect();
+        let prepared: Vec<Result<Vec<Op>, Unservable>> = {
+            let zones = self.zones.read();
+            units.iter().map(|u| self.ops(u, &zones)).collect()
+        };
         let mut set = self.zones.write();
         for (unit, ops) in units.iter().zip(prepared) {
             let ops = match ops {
@@ -209,9 +224,29 @@ impl Provider for DnsServerProvider {
         failures.into_result()
     }
 
+    /// Each endpoint's TTL as it will be served: the default for none, and a signed zone's
+    /// `--dns-server-dnssec-max-zone-ttl` for a larger one (warned of, naming the object), so the plan
+    /// compares what is served with what is asked and never updates a capped record again.
     async fn adjust_endpoints(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+        let zones = self.zones.read();
         for ep in &mut endpoints {
-            ep.record_ttl = Ttl(i64::from(self.ttl(ep.record_ttl)));
+            let asked = self.ttl(ep.record_ttl);
+            let ttl = match codec::name(&ep.dns_name).ok().and_then(|n| max_ttl(&zones, &n)) {
+                Some(max) if asked > max => {
+                    tracing::warn!(
+                        name = %ep.dns_name,
+                        record_type = %ep.record_type,
+                        object = ep.resource().as_deref().unwrap_or("unknown"),
+                        ttl = asked,
+                        max,
+                        "a TTL above --dns-server-dnssec-max-zone-ttl in a signed zone: served with the largest \
+                         (a key rollover retires the old key that long after the new one signs)"
+                    );
+                    max
+                }
+                _ => asked,
+            };
+            ep.record_ttl = Ttl(i64::from(ttl));
         }
         Ok(endpoints)
     }
@@ -285,6 +320,50 @@ mod tests {
         let set = p.zones.read();
         assert!(set.zones()[0].serial() > 1);
         assert_eq!(set.zones()[0].journal().since(1).map(|d| d.count()), Some(1));
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_ttl_above_a_signed_zones_bound_is_served_capped_and_warned_of_naming_the_object()
+    -> Result<(), ProviderError> {
+        use crate::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
+
+        let mut config = zone_config("example.org.");
+        config.dnssec = Some(DnssecConfig {
+            max_ttl: Some(3_600),
+            ..DnssecConfig::new(ZoneKey::generate(KeyAlgorithm::Ed25519).expect("key"))
+        });
+        let p = DnsServerProvider::new(Arc::new(Zones::new(&[config], 1, Limits::default())), 60);
+        let long = Endpoint::new("web.example.org", EndpointType::A, ["192.0.2.1"])
+            .with_ttl(Ttl(86_400))
+            .with_label(extdns_endpoint::label::RESOURCE, "ingress/default/web");
+        let short = Endpoint::new("api.example.org", EndpointType::A, ["192.0.2.2"]).with_ttl(Ttl(300));
+        let (adjusted, warned) = {
+            let logs = extdns_test_support::logs::Logs::at(tracing::Level::WARN);
+            let guard = logs.capture();
+            let adjusted = p.adjust_endpoints(vec![long.clone(), short]).await?;
+            drop(guard);
+            (adjusted, logs.text())
+        };
+        assert_eq!(
+            adjusted.iter().map(|e| e.record_ttl.0).collect::<Vec<_>>(),
+            [3_600, 300]
+        );
+        for said in ["web.example.org", "ingress/default/web", "86400", "3600"] {
+            assert!(warned.contains(said), "the warning names {said}: {warned}");
+        }
+        // Applied as asked (not adjusted), it is served capped all the same, and read back as served, so
+        // the adjusted plan sees no difference.
+        apply_changes(&p, &[Change::Create(long)]).await?;
+        let read = p.records().await?.endpoints;
+        let web = read.iter().find(|e| e.dns_name == "web.example.org").expect("served");
+        assert_eq!(web.record_ttl, Ttl(3_600));
+        let set = p.zones.read();
+        let served = set.zones()[0]
+            .node(&LowerName::new(&codec::name("web.example.org").expect("name")))
+            .and_then(|n| n.rrset(RecordType::A))
+            .map(|s| s.ttl);
+        assert_eq!(served, Some(3_600));
         Ok(())
     }
 

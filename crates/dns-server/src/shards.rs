@@ -119,10 +119,24 @@ impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
         self.shards.iter().flat_map(|s| s.values())
     }
 
+    /// Every key and value, in no order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.shards.iter().flat_map(|s| s.iter())
+    }
+
     /// Entries held.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// How many shards `self` and `other` hold at the same address: what a copy did not change.
+    #[cfg(test)]
+    pub(crate) fn shared_shards(&self, other: &Self) -> usize {
+        self.shards
+            .iter()
+            .zip(other.shards.iter())
+            .filter(|(a, b)| Arc::ptr_eq(a, b))
+            .count()
     }
 
     /// Whether `self` and `other` hold the shard of `key` at the same address: neither changed it since

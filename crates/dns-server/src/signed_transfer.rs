@@ -1,42 +1,33 @@
 //! A signed zone as a secondary takes it by AXFR: every record set with its stored RRSIG, DNSKEY, CDS and
-//! CDNSKEY at the apex, and an NSEC chain over the zone's names, signed for the transfer.
+//! CDNSKEY at the apex, and the zone's NSEC chain with its signatures.
 //!
-//! The server itself denies with RFC 9824's compact answers, made and signed per query: that needs the
-//! key, which a secondary does not have. So a transfer carries what a secondary without the key needs to
-//! deny: a classic NSEC chain (RFC 4034 §4.1: every authoritative name and delegation point in canonical
-//! order, each naming the next and its own types, the last naming the apex). Knot, BIND and any other
-//! secondary serve it as they serve any NSEC-signed zone (NXDOMAIN with the covering NSEC and the
-//! wildcard's, NODATA with the name's own), so their answers validate with our DS; the price is that a
-//! secondary's denials can be walked, which the server's own compact answers cannot.
-//!
-//! The chain is not kept in the zone (a write would re-link and re-sign neighbours under the write lock
-//! for the sake of secondaries only): it is made from the transfer's snapshot after the read lock is
-//! dropped, and signed there with the zone's key, valid as long as the zone's own signatures. Names below
-//! a delegation (glue) are not authoritative: no NSEC and no signature of theirs is sent.
+//! The chain (RFC 4034 §4.1: every authoritative name and delegation point in canonical order, each
+//! naming the next and its own types, the last naming the apex) is the one the server denies with,
+//! kept and signed as the zone is written (`crate::dnssec::ZoneSigning::relink`), so a transfer signs
+//! nothing. Knot, BIND and any other secondary serve it as they serve any NSEC-signed zone (NXDOMAIN
+//! with the covering NSEC and the wildcard's, NODATA with the name's own), so their answers validate
+//! with our DS. Names below a delegation (glue) are not authoritative: the chain skips them and their
+//! signatures are not sent.
 
-use hickory_proto::dnssec::rdata::{DNSSECRData, NSEC};
-use hickory_proto::rr::{Name, RData, Record, RecordType};
+use hickory_proto::rr::{LowerName, Name, Record, RecordType};
 
-use crate::dnssec::{DnssecConfig, ZoneSigning};
 use crate::zones::Zone;
 
-/// A signed zone's content, copied under the read lock: what is signed already, and what the chain is
-/// made from.
+/// A signed zone's content, copied under the read lock: every record and signature, the chain's NSECs.
 #[derive(Debug)]
 pub(crate) struct SignedZone {
-    origin: Name,
     soa: Record,
     nodes: Vec<NodeCopy>,
-    dnssec: DnssecConfig,
-    /// The NSECs' TTL: the negative TTL (RFC 9077).
-    nsec_ttl: u32,
+    /// The chain's NSEC records and their signatures.
+    chain: Vec<Record>,
 }
 
 /// One name's records and their signatures.
 #[derive(Debug)]
 struct NodeCopy {
     name: Name,
-    types: Vec<RecordType>,
+    /// Whether the name holds an NS set below the apex: a delegation.
+    cut: bool,
     /// Every record but the SOA.
     records: Vec<Record>,
     /// The stored RRSIGs of its sets (the SOA's among them).
@@ -48,15 +39,14 @@ impl SignedZone {
     /// (they exist only as the names below them, and a plain NSEC chain skips them).
     pub(crate) fn snapshot(zone: &Zone, soa: Record) -> Option<SignedZone> {
         let signing = zone.signing()?;
-        let dnssec = zone.config().dnssec.clone()?;
         let nodes = zone
             .nodes()
             .filter(|n| !n.is_empty_non_terminal())
             .map(|node| {
-                let lower = hickory_proto::rr::LowerName::new(node.name());
+                let lower = LowerName::new(node.name());
                 NodeCopy {
                     name: node.name().clone(),
-                    types: node.rrsets().iter().map(|s| s.record_type).collect(),
+                    cut: node.rrset(RecordType::NS).is_some() && &lower != zone.lower_origin(),
                     records: node
                         .rrsets()
                         .iter()
@@ -72,36 +62,19 @@ impl SignedZone {
             })
             .collect();
         Some(SignedZone {
-            origin: zone.origin().clone(),
             soa,
             nodes,
-            dnssec,
-            nsec_ttl: zone.negative_ttl(),
+            chain: signing.chain_records().collect(),
         })
     }
 
-    /// The AXFR's records: the SOA, every record and signature, the NSEC chain signed at `now` (seconds
-    /// since the epoch), the SOA again. Without the lock: signing the chain costs a signature a name.
-    pub(crate) fn records(self, now: u32) -> Vec<Record> {
-        let SignedZone {
-            origin,
-            soa,
-            mut nodes,
-            dnssec,
-            nsec_ttl,
-        } = self;
+    /// The AXFR's records: the SOA, every record and signature, the NSEC chain, the SOA again. Sorted
+    /// without the lock.
+    pub(crate) fn records(self) -> Vec<Record> {
+        let SignedZone { soa, mut nodes, chain } = self;
         nodes.sort_by(|a, b| a.name.cmp(&b.name));
-        let signer = match ZoneSigning::new(&origin, &dnssec) {
-            Ok(signer) => Some(signer),
-            Err(e) => {
-                tracing::error!(zone = %origin, error = %e, "cannot sign the NSEC chain of a transfer; sending it without one");
-                None
-            }
-        };
         let mut records = vec![soa.clone()];
-        // The authoritative names, in canonical order: a delegation's descendants follow it directly, so
-        // one pass tells them apart.
-        let mut chain: Vec<(Name, Vec<RecordType>)> = Vec::with_capacity(nodes.len());
+        // In canonical order a delegation's descendants follow it directly, so one pass tells them apart.
         let mut cut: Option<Name> = None;
         for node in nodes {
             let occluded = cut.as_ref().is_some_and(|c| c.zone_of(&node.name) && *c != node.name);
@@ -109,21 +82,12 @@ impl SignedZone {
             if occluded {
                 continue;
             }
-            if node.types.contains(&RecordType::NS) && node.name != origin {
+            if node.cut {
                 cut = Some(node.name.clone());
             }
             records.extend(node.signatures);
-            chain.push((node.name, node.types));
         }
-        if let Some(signer) = signer {
-            let nexts: Vec<Name> = chain.iter().skip(1).map(|(n, _)| n.clone()).chain([origin]).collect();
-            for ((owner, types), next) in chain.into_iter().zip(nexts) {
-                let data = RData::DNSSEC(DNSSECRData::NSEC(NSEC::new_cover_self(next, types)));
-                let signature = signer.sign_now(&owner, nsec_ttl, std::slice::from_ref(&data), now);
-                records.push(Record::from_rdata(owner, nsec_ttl, data));
-                records.extend(signature);
-            }
-        }
+        records.extend(chain);
         records.push(soa);
         records
     }
@@ -131,9 +95,9 @@ impl SignedZone {
 
 #[cfg(test)]
 mod tests {
-    use hickory_proto::dnssec::rdata::{DNSKEY, RRSIG};
+    use hickory_proto::dnssec::rdata::{DNSKEY, DNSSECRData, RRSIG};
     use hickory_proto::dnssec::{PublicKey, TBS};
-    use hickory_proto::rr::{DNSClass, LowerName};
+    use hickory_proto::rr::{DNSClass, RData};
 
     use super::*;
     use crate::answer::tests::{a, name, set};
@@ -151,7 +115,7 @@ mod tests {
         let zone = &all.zones()[0];
         let snapshot = SignedZone::snapshot(zone, zone.soa()).expect("signed");
         drop(all);
-        snapshot.records(crate::dnssec::now())
+        snapshot.records()
     }
 
     fn dnskey(records: &[Record]) -> DNSKEY {

@@ -244,7 +244,7 @@ impl Transfers {
         };
         let records = match snapshot {
             Snapshot::Records(records) => records,
-            Snapshot::Signed(signed) => signed.records(crate::dnssec::now()),
+            Snapshot::Signed(signed) => signed.records(),
         };
         let encoded = match transport {
             Transport::Tcp => encode(request, &records, MESSAGE_SIZE),

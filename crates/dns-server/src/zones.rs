@@ -167,6 +167,9 @@ impl DerefMut for ZonesWrite<'_> {
 
 impl Drop for ZonesWrite<'_> {
     fn drop(&mut self) {
+        for zone in &mut self.next.zones {
+            zone.sign_chain();
+        }
         let next = std::mem::replace(&mut self.next, ZoneSet { zones: Vec::new() });
         let replaced = {
             let mut current = self.zones.current.write().unwrap_or_else(|p| p.into_inner());
@@ -417,6 +420,7 @@ impl Zone {
                 },
             );
         }
+        zone.sign_chain();
         zone
     }
 
@@ -583,6 +587,12 @@ impl Zone {
         record_type: RecordType,
         now: u32,
     ) -> Result<bool, crate::dnssec::DnssecError> {
+        if record_type == RecordType::NSEC {
+            return match self.signing.as_mut().map(Arc::make_mut) {
+                Some(signing) => signing.resign_link(name, now),
+                None => Ok(false),
+            };
+        }
         let (Some(node), Some(signing)) = (self.nodes.get(name), self.signing.as_mut().map(Arc::make_mut)) else {
             return Ok(false);
         };
@@ -655,7 +665,27 @@ impl Zone {
             self.records -= old.data.len();
             self.settling.subtract(name, old);
         }
+        self.relink(&key);
         old
+    }
+
+    /// Re-links a signed zone's NSEC chain around `name`, whose sets just changed; signed by
+    /// [`Zone::sign_chain`] before the write is published.
+    fn relink(&mut self, name: &LowerName) {
+        if let Some(signing) = self.signing.as_mut().map(Arc::make_mut) {
+            signing.relink(&ChainView(&self.nodes), name);
+        }
+    }
+
+    /// Signs the NSECs of a signed zone's chain that this write changed.
+    fn sign_chain(&mut self) {
+        let ttl = self.negative_ttl();
+        let Some(signing) = self.signing.as_mut().map(Arc::make_mut) else {
+            return;
+        };
+        if let Err(e) = signing.sign_chain(&ChainView(&self.nodes), ttl, crate::dnssec::now()) {
+            tracing::warn!(zone = %self.config.origin, error = %e, "cannot sign the NSEC chain");
+        }
     }
 
     /// Removes the record set of this name and type (and the nodes left empty with nothing below them).
@@ -670,6 +700,7 @@ impl Zone {
             signing.forget(name, record_type);
         }
         self.prune(name.clone());
+        self.relink(name);
         Some(old)
     }
 
@@ -787,6 +818,31 @@ impl Zone {
                 p.children = p.children.saturating_sub(1);
             }
         }
+    }
+}
+
+/// The zone's nodes as the NSEC chain reads them.
+struct ChainView<'a>(&'a ShardedMap<LowerName, Node>);
+
+impl crate::dnssec::ZoneNames for ChainView<'_> {
+    fn types(&self, name: &LowerName) -> Vec<RecordType> {
+        self.0
+            .get(name)
+            .map(|n| n.rrsets.iter().map(|s| s.record_type).collect())
+            .unwrap_or_default()
+    }
+
+    fn has(&self, name: &LowerName, record_type: RecordType) -> bool {
+        self.0.get(name).is_some_and(|n| n.rrset(record_type).is_some())
+    }
+
+    fn below(&self, name: &LowerName) -> Vec<LowerName> {
+        // Only when a delegation goes: a walk of the zone, as rare as that.
+        self.0
+            .iter()
+            .filter(|(key, node)| *key != name && name.zone_of(key) && !node.rrsets.is_empty())
+            .map(|(key, _)| key.clone())
+            .collect()
     }
 }
 

@@ -56,8 +56,8 @@ fn every_answer_shape_validates_with_either_algorithm() {
         assert!(wild.iter().any(|r| r.ends_with("A 192.0.2.4")), "{wild:?}");
         let chain = secure(&validator, "chain.example.org", "A", "NOERROR");
         assert_eq!(chain.len(), 4, "two CNAMEs and two addresses: {chain:?}");
-        // A name that does not exist: compact denial answers NODATA, which the validator proves.
-        assert!(secure(&validator, "nope.example.org", "A", "NOERROR").is_empty());
+        // A name that does not exist: NXDOMAIN, proved by the NSEC chain.
+        assert!(secure(&validator, "nope.example.org", "A", "NXDOMAIN").is_empty());
         assert!(secure(&validator, "web.example.org", "TXT", "NOERROR").is_empty());
         assert!(
             secure(&validator, "b.c.example.org", "A", "NOERROR").is_empty(),

@@ -25,7 +25,7 @@ use hickory_proto::rr::Name;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ObjectMeta, PostParams};
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::settings::dns_server::DnssecSettings;
 
@@ -236,17 +236,58 @@ pub fn read(secret: &Secret) -> anyhow::Result<BTreeMap<Name, KeyRing>> {
         };
         let next = key(zone, format!("{zone}{NEXT_ALGORITHM}"), format!("{zone}{NEXT_PKCS8}"))?;
         let state_entry = format!("{zone}{ROLLOVER}");
-        let state = all
+        let written = all
             .get(&state_entry)
-            .map(|s| String::from_utf8_lossy(&s.0).parse::<RollState>())
-            .transpose()
-            .with_context(|| state_entry.clone())?;
+            .map(|s| String::from_utf8_lossy(&s.0).into_owned());
+        let (state, held) = match written.as_deref().map(str::parse::<RollState>) {
+            None => (None, None),
+            Some(Ok(RollState::Requested)) if next.is_some() => {
+                warn!(
+                    secret = %shown(secret),
+                    entry = %state_entry,
+                    value = "requested",
+                    "`requested` written while a DNSSEC rollover runs (the Secret holds its incoming key, which may \
+                     be the one signing): refused; this zone's rollover stands still, both keys published, until \
+                     the entry holds the state it had"
+                );
+                (Some(RollState::Requested), written)
+            }
+            Some(Ok(state)) => (Some(state), None),
+            Some(Err(e)) => {
+                warn!(
+                    secret = %shown(secret),
+                    entry = %state_entry,
+                    value = written.as_deref().unwrap_or_default(),
+                    error = %e,
+                    "a DNSSEC rollover state that cannot be read: this zone's rollover stands still, both keys \
+                     published, until the entry is fixed; the other zones go on"
+                );
+                (None, written)
+            }
+        };
         let name = Name::from_ascii(format!("{zone}."))
             .map(|n| n.to_lowercase())
             .with_context(|| format!("{entry}: not a zone name"))?;
-        rings.insert(name, KeyRing { current, next, state });
+        rings.insert(
+            name,
+            KeyRing {
+                current,
+                next,
+                state,
+                held,
+            },
+        );
     }
     Ok(rings)
+}
+
+/// A Secret as `namespace/name`, for messages.
+fn shown(secret: &Secret) -> String {
+    let name = secret.metadata.name.as_deref().unwrap_or_default();
+    match &secret.metadata.namespace {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_owned(),
+    }
 }
 
 /// The Secret's entries for `rings`.
@@ -268,7 +309,10 @@ pub fn data(rings: &BTreeMap<Name, KeyRing>) -> BTreeMap<String, ByteString> {
             );
             put(format!("{zone}{NEXT_PKCS8}"), next.pkcs8());
         }
-        if let Some(state) = &ring.state {
+        // A held value is written back as it was: it is the operator's to fix.
+        if let Some(held) = &ring.held {
+            put(format!("{zone}{ROLLOVER}"), held.as_bytes());
+        } else if let Some(state) = &ring.state {
             put(format!("{zone}{ROLLOVER}"), state.to_string().as_bytes());
         }
     }
@@ -289,7 +333,7 @@ fn store(secret: &mut Secret, rings: &BTreeMap<Name, KeyRing>) {
             entries.remove(&format!("{zone}{NEXT_ALGORITHM}"));
             entries.remove(&format!("{zone}{NEXT_PKCS8}"));
         }
-        if ring.state.is_none() {
+        if ring.state.is_none() && ring.held.is_none() {
             entries.remove(&format!("{zone}{ROLLOVER}"));
         }
     }
@@ -371,6 +415,19 @@ mod tests {
         ZoneKey::generate(KeyAlgorithm::Ed25519).expect("key")
     }
 
+    fn name(s: &str) -> Name {
+        Name::from_ascii(s).expect("name")
+    }
+
+    fn timings() -> extdns_dns_server::dnssec::rollover::RollTimings {
+        extdns_dns_server::dnssec::rollover::RollTimings {
+            dnskey_ttl: 60,
+            max_zone_ttl: 60,
+            propagation_delay: 60,
+            parent_ds_ttl: 60,
+        }
+    }
+
     #[test]
     fn keys_read_back_from_the_secret_entries_they_are_written_to() {
         let zone = Name::from_ascii("example.org.").expect("name");
@@ -405,6 +462,7 @@ mod tests {
                 active: Some(20),
                 ds_swapped: None,
             }),
+            held: None,
         };
         let mut secret = Secret {
             data: Some(data(&BTreeMap::from([
@@ -439,9 +497,89 @@ mod tests {
             "requested".to_owned(),
         )]));
         assert_eq!(read(&secret).expect("reads")[&zone].state, Some(RollState::Requested));
-        let mut broken = secret.clone();
-        broken.string_data = Some(BTreeMap::from([("example.org.rollover".to_owned(), "soon".to_owned())]));
-        let err = read(&broken).expect_err("not a state");
-        assert!(format!("{err:#}").contains("example.org.rollover"), "{err:#}");
+    }
+
+    #[test]
+    fn a_bad_hand_written_rollover_holds_that_zone_alone_and_is_kept_as_written() {
+        let (zone, other) = (name("example.org."), name("example.com."));
+        let rings = BTreeMap::from([
+            (zone.clone(), KeyRing::new(key())),
+            (other.clone(), KeyRing::new(key())),
+        ]);
+        let mut secret = Secret {
+            metadata: ObjectMeta {
+                name: Some("extdns-dnssec-keys".to_owned()),
+                namespace: Some("dns".to_owned()),
+                ..ObjectMeta::default()
+            },
+            data: Some(data(&rings)),
+            ..Secret::default()
+        };
+        secret.string_data = Some(BTreeMap::from([
+            ("example.org.rollover".to_owned(), "soon".to_owned()),
+            ("example.com.rollover".to_owned(), "requested".to_owned()),
+        ]));
+        let (read_back, warned) = extdns_test_support::logs::warnings(|| read(&secret));
+        let mut read_back = read_back.expect("a bad state stops no zone but its own");
+        for said in ["dns/extdns-dnssec-keys", "example.org.rollover", "soon"] {
+            assert!(warned.contains(said), "the warning names {said}: {warned}");
+        }
+        let held = &read_back[&zone];
+        assert_eq!((held.state, held.held.as_deref()), (None, Some("soon")));
+        assert_eq!(
+            read_back[&other].state,
+            Some(RollState::Requested),
+            "the other zone rolls"
+        );
+        for ring in read_back.values_mut() {
+            let _ = ring.advance(1_000, &timings(), || Ok(key()));
+        }
+        assert!(read_back[&zone].next.is_none(), "held: no step");
+        assert!(read_back[&other].next.is_some(), "published");
+        // Written back (another zone's step): the hand-written value stays for its operator to fix.
+        store(&mut secret, &read_back);
+        let entries = secret.data.clone().unwrap_or_default();
+        assert_eq!(
+            entries.get("example.org.rollover").map(|v| v.0.as_slice()),
+            Some(&b"soon"[..])
+        );
+    }
+
+    #[test]
+    fn requested_written_by_hand_during_a_rollover_is_refused_and_keeps_the_incoming_key() {
+        let zone = name("example.org.");
+        let (old, new) = (key(), key());
+        let rolling = KeyRing {
+            current: old.clone(),
+            next: Some(new.clone()),
+            state: Some(RollState::Rolling {
+                published: 10,
+                active: Some(20),
+                ds_swapped: None,
+            }),
+            held: None,
+        };
+        let mut secret = Secret {
+            data: Some(data(&BTreeMap::from([(zone.clone(), rolling)]))),
+            ..Secret::default()
+        };
+        secret.string_data = Some(BTreeMap::from([(
+            "example.org.rollover".to_owned(),
+            "requested".to_owned(),
+        )]));
+        let (rings, warned) = extdns_test_support::logs::warnings(|| read(&secret));
+        let mut rings = rings.expect("reads");
+        assert!(
+            warned.contains("refused") && warned.contains("example.org.rollover"),
+            "{warned}"
+        );
+        let ring = rings.get_mut(&zone).expect("the zone");
+        assert_eq!(
+            ring.advance(1_000_000, &timings(), || Ok(key())).expect("advances"),
+            None
+        );
+        assert_eq!(ring.next.as_ref(), Some(&new), "the incoming key is kept");
+        assert_eq!(ring.keys().standby, Some(new), "and published");
+        assert_eq!(ring.keys().signer, old);
     }
 }

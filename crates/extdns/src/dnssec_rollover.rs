@@ -54,6 +54,7 @@ pub async fn with_keys(mut settings: Settings, dnssec: Option<&DnssecSettings>) 
             standby: keys.standby,
             validity_secs: dnssec.validity_secs,
             updates: Some(updates),
+            max_ttl: Some(u32::try_from(dnssec.rollover.max_zone_ttl).unwrap_or(u32::MAX)),
         });
     }
     if let Some(store) = store {

@@ -11,6 +11,7 @@
 //! hickory-proto gives the primitives: the record types (DNSKEY, DS, CDS, CDNSKEY, RRSIG, NSEC), the
 //! signed data of an RRset (`TBS`), and the signing keys over `ring`; the rest is here.
 
+mod chain;
 pub(crate) mod denial;
 mod key;
 pub mod rollover;
@@ -21,9 +22,12 @@ use std::time::Duration;
 use hickory_proto::dnssec::rdata::DNSSECRData;
 use hickory_proto::rr::{Name, RData, RecordType};
 
+pub(crate) use chain::ZoneNames;
 pub use key::{KeyAlgorithm, ZoneKey};
 pub use rollover::ZoneKeys;
 pub use signer::ZoneSigning;
+#[cfg(test)]
+pub(crate) use signer::tests::signed as signatures_made;
 use tokio::sync::watch;
 use tracing::warn;
 
@@ -40,6 +44,10 @@ pub struct DnssecConfig {
     /// The keys as they change while the server runs (a rollover's steps): the server re-publishes the
     /// key sets and re-signs the zone, a batch at a time, on each change. `None`: the keys never change.
     pub updates: Option<watch::Receiver<ZoneKeys>>,
+    /// The largest TTL a record of the zone is served with (`--dns-server-dnssec-max-zone-ttl`): a
+    /// rollover retires the old key that long after the new one signs, so a set cached longer would
+    /// outlive the key that signed it. A larger TTL asked for is capped to it. `None`: no bound.
+    pub max_ttl: Option<u32>,
 }
 
 impl DnssecConfig {
@@ -54,6 +62,7 @@ impl DnssecConfig {
             standby: None,
             validity_secs: u32::try_from(Self::DEFAULT_VALIDITY.as_secs()).unwrap_or(u32::MAX),
             updates: None,
+            max_ttl: None,
         }
     }
 

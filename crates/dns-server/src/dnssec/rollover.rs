@@ -161,6 +161,10 @@ pub struct KeyRing {
     pub next: Option<ZoneKey>,
     /// The rollover in progress, if any.
     pub state: Option<RollState>,
+    /// A rollover state written by hand that cannot be followed (not a state, or `requested` while an
+    /// incoming key is kept: taking it would throw that key away, which may be the one signing): the
+    /// rollover stands still, both keys published, until the value is fixed. Kept as written.
+    pub held: Option<String>,
 }
 
 impl KeyRing {
@@ -170,11 +174,20 @@ impl KeyRing {
             current,
             next: None,
             state: None,
+            held: None,
         }
     }
 
-    /// The keys to sign with now.
+    /// The keys to sign with now. A held rollover publishes both keys, the DNSKEY set signed by both
+    /// and the rest by the current key: that validates whichever key the parent's DS names, wherever the
+    /// rollover was.
     pub fn keys(&self) -> ZoneKeys {
+        if self.held.is_some() {
+            return ZoneKeys {
+                signer: self.current.clone(),
+                standby: self.next.clone(),
+            };
+        }
         match (&self.state, &self.next) {
             (Some(RollState::Rolling { active: Some(_), .. }), Some(next)) => ZoneKeys {
                 signer: next.clone(),
@@ -190,7 +203,7 @@ impl KeyRing {
 
     /// Asks for a rollover; `false` when one is already asked for or running.
     pub fn request(&mut self) -> bool {
-        if self.state.is_some() {
+        if self.state.is_some() || self.held.is_some() {
             return false;
         }
         self.state = Some(RollState::Requested);
@@ -200,6 +213,9 @@ impl KeyRing {
     /// Records that the parent's DS now names the new key (the operator's word), at `now`; refused
     /// before the new key signs (its DS at the parent would be premature: CDS does not name it yet).
     pub fn ds_swapped(&mut self, now: u64) -> Result<bool, DnssecError> {
+        if self.held.is_some() {
+            return Err(DnssecError::NotActive);
+        }
         match &mut self.state {
             Some(RollState::Rolling {
                 active: Some(_),
@@ -224,7 +240,7 @@ impl KeyRing {
         timings: &RollTimings,
         generate: impl FnOnce() -> Result<ZoneKey, DnssecError>,
     ) -> Result<Option<RollStep>, DnssecError> {
-        let Some(state) = self.state else {
+        let Some(state) = self.state.filter(|_| self.held.is_none()) else {
             return Ok(None);
         };
         match state {
@@ -297,6 +313,30 @@ mod tests {
     }
 
     #[test]
+    fn a_held_rollover_stands_still_with_both_keys_published() {
+        let (old, new) = (key(), key());
+        let mut ring = KeyRing {
+            current: old.clone(),
+            next: Some(new.clone()),
+            state: Some(RollState::Requested),
+            held: Some("requested".to_owned()),
+        };
+        let generate = || -> Result<ZoneKey, DnssecError> { panic!("a held rollover makes no key") };
+        assert_eq!(ring.advance(1_000_000, &TIMINGS, generate).expect("advances"), None);
+        assert_eq!(
+            ring.keys(),
+            ZoneKeys {
+                signer: old,
+                standby: Some(new.clone())
+            },
+            "the incoming key is kept, and published"
+        );
+        assert!(!ring.request());
+        assert!(ring.ds_swapped(1).is_err());
+        assert_eq!(ring.next, Some(new));
+    }
+
+    #[test]
     fn a_rollover_publishes_then_signs_then_waits_for_the_ds_then_retires() {
         let old = key();
         let new = key();
@@ -351,6 +391,7 @@ mod tests {
     #[test]
     fn the_old_key_stays_while_its_data_signatures_may_be_cached() {
         let mut ring = KeyRing {
+            held: None,
             current: key(),
             next: Some(key()),
             state: Some(RollState::Rolling {
@@ -403,6 +444,7 @@ mod tests {
     #[test]
     fn a_state_without_its_new_key_starts_again() {
         let mut ring = KeyRing {
+            held: None,
             current: key(),
             next: None,
             state: Some(RollState::Rolling {

@@ -10,16 +10,23 @@
 //! During a rollover the DNSKEY set is signed by both keys ([`super::rollover`]); every other set by the
 //! signing key alone. When the keys change, the signatures made before stay served (both keys are in the
 //! DNSKEY set) and count as due, so the renewal re-signs them a batch at a time.
+//!
+//! The zone's NSEC chain is kept here too, signed as the writes change it ([`ZoneSigning::relink`]): a
+//! name added or removed re-signs its own NSEC and its predecessor's, so a denial is a lookup and a copy.
+//! Signatures and chain live in shards and chunks shared between the snapshots a write makes
+//! ([`ShardedMap`], [`OrderedNames`]), so a write to a zone of any size copies a few of them, never the
+//! zone's every signature.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use hickory_proto::dnssec::rdata::sig::SigInput;
-use hickory_proto::dnssec::rdata::{DNSSECRData, RRSIG};
+use hickory_proto::dnssec::rdata::{DNSSECRData, NSEC, RRSIG};
 use hickory_proto::dnssec::{PublicKey, SigningKey, TBS};
 use hickory_proto::rr::{DNSClass, LowerName, Name, RData, Record, RecordType, SerialNumber};
 
+use super::chain::{OrderedNames, ZoneNames};
 use super::{DnssecConfig, DnssecError, ZoneKey, ZoneKeys};
+use crate::shards::ShardedMap;
 
 /// How far back a signature's inception is put, for validators whose clocks lag ours.
 const INCEPTION_SKEW: u32 = 3_600;
@@ -32,11 +39,30 @@ pub struct ZoneSigning {
     /// The other key of a rollover, which signs the DNSKEY set beside `key`.
     standby: Option<Signer>,
     signer_name: Name,
+    /// The apex, as the chain's names are kept.
+    origin: LowerName,
     /// Seconds a new signature is valid for (before the jitter).
     validity: u32,
     /// Counts key changes: a signature made under an earlier generation is due for renewal.
     generation: u32,
-    signatures: HashMap<(LowerName, RecordType), Signature>,
+    signatures: ShardedMap<(LowerName, RecordType), Signature>,
+    /// The names of the NSEC chain: every name holding sets, but the ones below a delegation.
+    chain: OrderedNames,
+    /// The NSEC of each name of the chain, signed.
+    links: ShardedMap<LowerName, Link>,
+    /// The delegations below the apex (names with an NS set, not themselves below one).
+    cuts: OrderedNames,
+    /// Names whose NSEC the writes since the last [`ZoneSigning::sign_chain`] may have changed.
+    stale: Vec<LowerName>,
+}
+
+/// One NSEC of the chain: its owner as spelt, its data (the next name and the owner's types) and its
+/// signature.
+#[derive(Debug, Clone)]
+struct Link {
+    owner: Name,
+    data: RData,
+    signature: Signature,
 }
 
 /// One key as it signs: hickory's key, its tag, and its public key (what tells two keys apart: tags may
@@ -67,6 +93,7 @@ impl fmt::Debug for ZoneSigning {
             .field("signer_name", &self.signer_name)
             .field("validity", &self.validity)
             .field("signatures", &self.signatures.len())
+            .field("chain", &self.chain.len())
             .finish_non_exhaustive()
     }
 }
@@ -90,9 +117,14 @@ impl ZoneSigning {
             key: Signer::new(&config.key)?,
             standby: config.standby.as_ref().map(Signer::new).transpose()?,
             signer_name: origin.to_lowercase(),
+            origin: LowerName::new(origin),
             validity: config.validity_secs.max(2 * INCEPTION_SKEW),
             generation: 0,
-            signatures: HashMap::new(),
+            signatures: ShardedMap::new(),
+            chain: OrderedNames::default(),
+            links: ShardedMap::new(),
+            cuts: OrderedNames::default(),
+            stale: Vec::new(),
         })
     }
 
@@ -129,39 +161,30 @@ impl ZoneSigning {
             return Ok(());
         };
         let record_type = first.record_type();
+        let signature = self.signature(owner, ttl, data, now)?;
+        self.signatures.insert((LowerName::new(owner), record_type), signature);
+        Ok(())
+    }
+
+    /// A signature of `data` at `owner` made at `now`, by the keys that sign its type.
+    fn signature(&self, owner: &Name, ttl: u32, data: &[RData], now: u32) -> Result<Signature, DnssecError> {
+        let record_type = data.first().ok_or(DnssecError::Empty)?.record_type();
         let expires = now.wrapping_add(self.validity).wrapping_add(jitter(self.validity / 4));
         let rrsigs = self
             .signers(owner, record_type)
             .map(|signer| self.rrsig(signer, owner, ttl, data, now, expires))
             .collect::<Result<Vec<_>, _>>()?;
-        self.signatures.insert(
-            (LowerName::new(owner), record_type),
-            Signature {
-                rrsigs,
-                expires,
-                ttl,
-                generation: self.generation,
-            },
-        );
-        Ok(())
+        Ok(Signature {
+            rrsigs,
+            expires,
+            ttl,
+            generation: self.generation,
+        })
     }
 
     /// Drops the signature of a set that is gone.
     pub(crate) fn forget(&mut self, owner: &LowerName, record_type: RecordType) {
         self.signatures.remove(&(owner.clone(), record_type));
-    }
-
-    /// A signature made now for records that live only in one answer (the NSEC records of authenticated
-    /// denial), valid for the same time as the zone's others.
-    pub(crate) fn sign_now(&self, owner: &Name, ttl: u32, data: &[RData], now: u32) -> Option<Record> {
-        let rrsig = self
-            .rrsig(&self.key, owner, ttl, data, now, now.wrapping_add(self.validity))
-            .ok()?;
-        Some(Record::from_rdata(
-            owner.clone(),
-            ttl,
-            RData::DNSSEC(DNSSECRData::RRSIG(rrsig)),
-        ))
     }
 
     /// The RRSIG records of the set (`signed_as`, `record_type`) served under `owner` (the name asked,
@@ -171,34 +194,165 @@ impl ZoneSigning {
         let Some(signature) = self.signatures.get(&(signed_as.clone(), record_type)) else {
             return Vec::new();
         };
-        signature
-            .rrsigs
-            .iter()
-            .map(|rrsig| {
-                Record::from_rdata(
-                    owner.clone(),
-                    signature.ttl,
-                    RData::DNSSEC(DNSSECRData::RRSIG(rrsig.clone())),
-                )
-            })
-            .collect()
+        signature.records(owner)
     }
 
     /// The sets whose signatures have less than half their validity left at `now`, or were made with
-    /// keys since changed, at most `limit` of them.
+    /// keys since changed, at most `limit` of them; the chain's NSECs among them, as (name, NSEC).
     pub(crate) fn due(&self, now: u32, limit: usize) -> Vec<(LowerName, RecordType)> {
         let half = self.validity / 2;
-        self.signatures
+        // Serial-number arithmetic: an expiry already past also counts as due.
+        let due = |s: &Signature| {
+            s.generation != self.generation
+                || s.expires.wrapping_sub(now) < half
+                || s.expires.wrapping_sub(now) >= 1 << 31
+        };
+        let sets = self.signatures.iter().filter(|(_, s)| due(s)).map(|(k, _)| k.clone());
+        let links = self
+            .links
             .iter()
-            // Serial-number arithmetic: an expiry already past also counts as due.
-            .filter(|(_, s)| {
-                s.generation != self.generation
-                    || s.expires.wrapping_sub(now) < half
-                    || s.expires.wrapping_sub(now) >= 1 << 31
-            })
-            .take(limit)
-            .map(|(k, _)| k.clone())
-            .collect()
+            .filter(|(_, l)| due(&l.signature))
+            .map(|(name, _)| (name.clone(), RecordType::NSEC));
+        sets.chain(links).take(limit).collect()
+    }
+
+    /// Re-links the NSEC chain around `name` after its sets changed (`names` reads the zone as it is
+    /// now): the name joins or leaves the chain, and when it became or stopped being a delegation, the
+    /// names below it leave or join it too. The NSECs this changes (the name's own and its
+    /// predecessor's, and those of the names that joined) are noted, and signed once per write by
+    /// [`ZoneSigning::sign_chain`]: a write of many names signs each NSEC once, not once per neighbour
+    /// written.
+    pub(crate) fn relink(&mut self, names: &impl ZoneNames, name: &LowerName) {
+        let holds = !names.types(name).is_empty();
+        let in_chain = holds && !self.occluded(names, name);
+        let is_cut = in_chain && name != &self.origin && names.has(name, RecordType::NS);
+        let was_cut = self.cuts.contains(name);
+        if is_cut && !was_cut {
+            // Below a delegation nothing is ours to deny: glue leaves the chain.
+            self.cuts.insert(name.clone());
+            for below in self.chain.below(name) {
+                self.chain.remove(&below);
+                self.stale.push(below);
+            }
+        } else if was_cut && !is_cut {
+            self.cuts.remove(name);
+            for below in names.below(name) {
+                if !self.occluded(names, &below) {
+                    self.chain.insert(below.clone());
+                    self.stale.push(below);
+                }
+            }
+        }
+        if in_chain {
+            self.chain.insert(name.clone());
+        } else {
+            self.chain.remove(name);
+        }
+        self.stale.push(name.clone());
+        self.stale.extend(self.chain.before(name).cloned());
+    }
+
+    /// Signs at `now`, with `ttl` (the negative TTL, RFC 9077), the NSECs the writes since the last call
+    /// changed (`names` reads the zone as it is now); an NSEC whose data did not change keeps its
+    /// signature. Before a write is published, so no snapshot serves a stale link.
+    pub(crate) fn sign_chain(&mut self, names: &impl ZoneNames, ttl: u32, now: u32) -> Result<(), DnssecError> {
+        if self.stale.is_empty() {
+            return Ok(());
+        }
+        let mut stale = std::mem::take(&mut self.stale);
+        stale.sort_unstable();
+        stale.dedup();
+        // A predecessor noted before later writes may have left the chain or gained a new successor:
+        // each link is made from the chain as it is now.
+        for name in &stale {
+            if let Some(before) = self.chain.before(name) {
+                let before = before.clone();
+                self.refresh_link(names, &before, ttl, now)?;
+            }
+            self.refresh_link(names, name, ttl, now)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `name` is below a delegation (its data is glue, not the zone's).
+    fn occluded(&self, names: &impl ZoneNames, name: &LowerName) -> bool {
+        let apex_labels = self.origin.num_labels();
+        let mut current = name.base_name();
+        while current.num_labels() > apex_labels {
+            if names.has(&current, RecordType::NS) {
+                return true;
+            }
+            current = current.base_name();
+        }
+        false
+    }
+
+    /// Makes the NSEC at `name` what the chain and the zone say (none when `name` is not in the chain),
+    /// signing it only when its data changed.
+    fn refresh_link(
+        &mut self,
+        names: &impl ZoneNames,
+        name: &LowerName,
+        ttl: u32,
+        now: u32,
+    ) -> Result<(), DnssecError> {
+        if !self.chain.contains(name) {
+            self.links.remove(name);
+            return Ok(());
+        }
+        // The last name links back to the apex (RFC 4034 §4.1.1).
+        let next = Name::from(self.chain.after(name).unwrap_or(&self.origin).clone());
+        let data = RData::DNSSEC(DNSSECRData::NSEC(NSEC::new_cover_self(next, names.types(name))));
+        if self
+            .links
+            .get(name)
+            .is_some_and(|l| l.data == data && l.signature.ttl == ttl)
+        {
+            return Ok(());
+        }
+        let owner = Name::from(name.clone());
+        let signature = self.signature(&owner, ttl, std::slice::from_ref(&data), now)?;
+        self.links.insert(name.clone(), Link { owner, data, signature });
+        Ok(())
+    }
+
+    /// Signs the NSEC at `name` again at `now`; `false` when the name is not in the chain.
+    pub(crate) fn resign_link(&mut self, name: &LowerName, now: u32) -> Result<bool, DnssecError> {
+        let Some(link) = self.links.get(name) else {
+            return Ok(false);
+        };
+        let signature = self.signature(&link.owner, link.signature.ttl, std::slice::from_ref(&link.data), now)?;
+        if let Some(link) = self.links.get_mut(name) {
+            link.signature = signature;
+        }
+        Ok(true)
+    }
+
+    /// The NSEC at exactly `name` and its RRSIG, if `name` is in the chain: the proof of the types at a
+    /// name, or of a delegation without DS.
+    pub(crate) fn nsec_at(&self, name: &LowerName) -> Vec<Record> {
+        self.links.get(name).map(Link::records).unwrap_or_default()
+    }
+
+    /// The NSEC at or covering `name` (the chain's name at or before it) and its RRSIG: the proof that
+    /// `name` does not exist, or that an empty non-terminal holds nothing.
+    pub(crate) fn nsec_covering(&self, name: &LowerName) -> Vec<Record> {
+        self.chain
+            .at_or_before(name)
+            .map(|owner| self.nsec_at(owner))
+            .unwrap_or_default()
+    }
+
+    /// The chain's NSEC records and their RRSIGs at every name, in canonical order: what a transfer
+    /// gives a secondary, which has no key to deny with.
+    pub(crate) fn chain_records(&self) -> impl Iterator<Item = Record> + '_ {
+        self.chain_names().flat_map(|name| self.nsec_at(name))
+    }
+
+    /// The chain's names, in canonical order.
+    pub(crate) fn chain_names(&self) -> impl Iterator<Item = &LowerName> + '_ {
+        let first = Some(&self.origin).filter(|o| self.chain.contains(o));
+        std::iter::successors(first, |name| self.chain.after(name))
     }
 
     /// Signatures held.
@@ -208,7 +362,7 @@ impl ZoneSigning {
 
     /// Whether no set is signed yet.
     pub fn is_empty(&self) -> bool {
-        self.signatures.is_empty()
+        self.signatures.len() == 0
     }
 
     fn rrsig(
@@ -239,8 +393,40 @@ impl ZoneSigning {
             .map(|d| Record::from_rdata(owner.clone(), ttl, d.clone()))
             .collect();
         let tbs = TBS::from_input(owner, DNSClass::IN, &input, records.iter()).map_err(DnssecError::Proto)?;
+        #[cfg(test)]
+        tests::SIGNED.with(|n| n.set(n.get() + 1));
         let signature = signer.key.sign(&tbs).map_err(DnssecError::Dnssec)?;
         Ok(RRSIG::from_sig(input, signature))
+    }
+}
+
+impl Signature {
+    /// The RRSIG records, owned by `owner`, with the set's TTL.
+    fn records(&self, owner: &Name) -> Vec<Record> {
+        self.rrsigs
+            .iter()
+            .map(|rrsig| {
+                Record::from_rdata(
+                    owner.clone(),
+                    self.ttl,
+                    RData::DNSSEC(DNSSECRData::RRSIG(rrsig.clone())),
+                )
+            })
+            .collect()
+    }
+}
+
+impl Link {
+    /// The NSEC record and its RRSIGs.
+    fn records(&self) -> Vec<Record> {
+        let mut records = Vec::with_capacity(1 + self.signature.rrsigs.len());
+        records.push(Record::from_rdata(
+            self.owner.clone(),
+            self.signature.ttl,
+            self.data.clone(),
+        ));
+        records.extend(self.signature.records(&self.owner));
+        records
     }
 }
 
@@ -251,4 +437,27 @@ fn jitter(max: u32) -> u32 {
         return 0;
     }
     getrandom::u32().map_or(0, |r| r % max)
+}
+
+impl ZoneSigning {
+    /// How many of the signature shards `self` and `other` share: what a write did not copy.
+    #[cfg(test)]
+    pub(crate) fn shared_signature_shards(&self, other: &ZoneSigning) -> usize {
+        self.signatures.shared_shards(&other.signatures) + self.links.shared_shards(&other.links)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Signatures made on this thread: what shows a path signs nothing.
+        pub(crate) static SIGNED: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Signatures made so far on this thread.
+    pub(crate) fn signed() -> u64 {
+        SIGNED.with(Cell::get)
+    }
 }

@@ -1,0 +1,247 @@
+//! The names of a signed zone's NSEC chain in canonical order (RFC 4034 §6.1), kept as each write
+//! changes them, so a denial is a lookup of the name at or before the one asked for rather than a
+//! signature made per query.
+//!
+//! The set is copied with each snapshot a write makes, so it is kept in sorted chunks shared between
+//! copies (as the zone's nodes are kept in shared shards, `crate::shards`): a copy costs a pointer per
+//! [`CHUNK`] names, and a change copies the one chunk it touches.
+
+use std::sync::Arc;
+
+use hickory_proto::rr::{LowerName, RecordType};
+
+/// Names per chunk once split: a copy of a zone of N names costs N / 256 reference counts, a change
+/// copies at most twice that many names.
+const CHUNK: usize = 256;
+
+/// What the chain is made from: the zone's names and the types of their sets.
+pub(crate) trait ZoneNames {
+    /// The types of the sets at `name`; empty when the name holds none (an empty non-terminal, or no
+    /// node at all).
+    fn types(&self, name: &LowerName) -> Vec<RecordType>;
+
+    /// Whether `name` holds a set of `record_type`.
+    fn has(&self, name: &LowerName, record_type: RecordType) -> bool;
+
+    /// The names strictly below `name` that hold sets, in no order.
+    fn below(&self, name: &LowerName) -> Vec<LowerName>;
+}
+
+/// A set of names in canonical order, in chunks shared between copies.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OrderedNames {
+    /// Each chunk sorted and never empty; every name of a chunk sorts before every name of the next.
+    chunks: Vec<Arc<Vec<LowerName>>>,
+    len: usize,
+}
+
+impl OrderedNames {
+    /// The chunk where `name` is or would go, and its place there: the first chunk whose last name is
+    /// not before `name`, or one past the last chunk when every name is before it.
+    fn locate(&self, name: &LowerName) -> (usize, Result<usize, usize>) {
+        let chunk = self
+            .chunks
+            .partition_point(|c| c.last().is_some_and(|last| last < name));
+        match self.chunks.get(chunk) {
+            Some(c) => (chunk, c.binary_search(name)),
+            None => (chunk, Err(0)),
+        }
+    }
+
+    /// The name at (`chunk`, `at`), reading on into the next chunks when `at` is past the end.
+    fn at(&self, mut chunk: usize, mut at: usize) -> Option<&LowerName> {
+        loop {
+            let c = self.chunks.get(chunk)?;
+            if let Some(name) = c.get(at) {
+                return Some(name);
+            }
+            at -= c.len();
+            chunk += 1;
+        }
+    }
+
+    /// Adds `name`; whether it was not there.
+    pub(crate) fn insert(&mut self, name: LowerName) -> bool {
+        let (mut chunk, place) = self.locate(&name);
+        let at = match place {
+            Ok(_) => return false,
+            Err(at) => at,
+        };
+        if chunk == self.chunks.len() {
+            match self.chunks.last() {
+                // Past every name: at the end of the last chunk.
+                Some(last) => {
+                    let at = last.len();
+                    chunk -= 1;
+                    self.insert_at(chunk, at, name);
+                }
+                None => self.chunks.push(Arc::new(vec![name])),
+            }
+        } else {
+            self.insert_at(chunk, at, name);
+        }
+        self.len += 1;
+        true
+    }
+
+    fn insert_at(&mut self, chunk: usize, at: usize, name: LowerName) {
+        let Some(c) = self.chunks.get_mut(chunk) else {
+            return;
+        };
+        let c = Arc::make_mut(c);
+        c.insert(at, name);
+        if c.len() >= 2 * CHUNK {
+            let tail = c.split_off(CHUNK);
+            self.chunks.insert(chunk + 1, Arc::new(tail));
+        }
+    }
+
+    /// Removes `name`; whether it was there.
+    pub(crate) fn remove(&mut self, name: &LowerName) -> bool {
+        let (chunk, Ok(at)) = self.locate(name) else {
+            return false;
+        };
+        let Some(c) = self.chunks.get_mut(chunk) else {
+            return false;
+        };
+        let c = Arc::make_mut(c);
+        c.remove(at);
+        if c.is_empty() {
+            self.chunks.remove(chunk);
+        }
+        self.len -= 1;
+        true
+    }
+
+    pub(crate) fn contains(&self, name: &LowerName) -> bool {
+        self.locate(name).1.is_ok()
+    }
+
+    /// The greatest name before `name`.
+    pub(crate) fn before(&self, name: &LowerName) -> Option<&LowerName> {
+        let (chunk, place) = self.locate(name);
+        let at = match place {
+            Ok(at) | Err(at) => at,
+        };
+        if at > 0 {
+            return self.chunks.get(chunk)?.get(at - 1);
+        }
+        self.chunks.get(chunk.checked_sub(1)?)?.last()
+    }
+
+    /// `name` if held, else the greatest name before it: the owner of the NSEC at or covering `name`.
+    pub(crate) fn at_or_before(&self, name: &LowerName) -> Option<&LowerName> {
+        let (chunk, place) = self.locate(name);
+        match place {
+            Ok(at) => self.at(chunk, at),
+            Err(_) => self.before(name),
+        }
+    }
+
+    /// The least name after `name`.
+    pub(crate) fn after(&self, name: &LowerName) -> Option<&LowerName> {
+        let (chunk, place) = self.locate(name);
+        match place {
+            Ok(at) => self.at(chunk, at + 1),
+            Err(at) => self.at(chunk, at),
+        }
+    }
+
+    /// The names strictly below `name`: in canonical order they follow it directly.
+    pub(crate) fn below(&self, name: &LowerName) -> Vec<LowerName> {
+        let mut out = Vec::new();
+        let mut current = name;
+        while let Some(next) = self.after(current) {
+            if !name.zone_of(next) {
+                break;
+            }
+            out.push(next.clone());
+            current = next;
+        }
+        out
+    }
+
+    /// Names held.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Every name, in canonical order.
+    #[cfg(test)]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &LowerName> {
+        self.chunks.iter().flat_map(|c| c.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use hickory_proto::rr::Name;
+
+    use super::*;
+
+    fn lower(s: &str) -> LowerName {
+        LowerName::new(&Name::from_str(s).expect("test name"))
+    }
+
+    #[test]
+    fn names_keep_canonical_order_across_chunks_and_copies_share_what_they_did_not_change() {
+        let mut names = OrderedNames::default();
+        // Inserted in an order unlike the canonical one, enough for several chunks.
+        for i in (0..2_000).rev() {
+            assert!(names.insert(lower(&format!("h{}.example.org.", (i * 7_919) % 2_000))));
+        }
+        assert!(names.insert(lower("example.org.")));
+        assert!(
+            !names.insert(lower("H1.example.org.")),
+            "case does not make another name"
+        );
+        assert_eq!(names.len(), 2_001);
+        assert!(names.chunks.len() >= 4, "chunks of 256 to 511 names");
+        let all: Vec<&LowerName> = names.iter().collect();
+        assert!(all.windows(2).all(|w| w[0] < w[1]), "canonical order");
+        assert_eq!(all[0], &lower("example.org."));
+        let copy = names.clone();
+        assert!(names.remove(&lower("h10.example.org.")));
+        assert!(!names.remove(&lower("h10.example.org.")));
+        assert!(copy.contains(&lower("h10.example.org.")), "the copy keeps its own");
+        let shared = names
+            .chunks
+            .iter()
+            .filter(|c| copy.chunks.iter().any(|d| Arc::ptr_eq(c, d)))
+            .count();
+        assert_eq!(shared, names.chunks.len() - 1, "one chunk copied");
+    }
+
+    #[test]
+    fn neighbours_and_descendants_are_found() {
+        let mut names = OrderedNames::default();
+        for n in [
+            "example.org.",
+            "a.example.org.",
+            "x.b.example.org.",
+            "y.b.example.org.",
+            "c.example.org.",
+        ] {
+            names.insert(lower(n));
+        }
+        assert_eq!(names.before(&lower("b.example.org.")), Some(&lower("a.example.org.")));
+        assert_eq!(
+            names.at_or_before(&lower("a.example.org.")),
+            Some(&lower("a.example.org."))
+        );
+        assert_eq!(
+            names.at_or_before(&lower("zz.a.example.org.")),
+            Some(&lower("a.example.org."))
+        );
+        assert_eq!(names.after(&lower("b.example.org.")), Some(&lower("x.b.example.org.")));
+        assert_eq!(names.after(&lower("c.example.org.")), None);
+        assert_eq!(names.before(&lower("example.org.")), None);
+        assert_eq!(
+            names.below(&lower("b.example.org.")),
+            [lower("x.b.example.org."), lower("y.b.example.org.")]
+        );
+        assert!(names.below(&lower("c.example.org.")).is_empty());
+    }
+}
