@@ -11,6 +11,10 @@ use crate::cookie::CookieSecret;
 use crate::rrl::RrlConfig;
 use crate::tls::TlsConfig;
 
+/// The most UDP workers an address takes ([`ServerConfig::udp_workers`]): past the cores of most nodes,
+/// more threads only take turns on them.
+pub const MAX_UDP_WORKERS: usize = 64;
+
 /// Everything the built-in server needs.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -35,6 +39,9 @@ pub struct ServerConfig {
     pub cookie_secret: Option<CookieSecret>,
     /// DNS over TLS; `None`: off.
     pub tls: Option<TlsConfig>,
+    /// UDP workers per listen address (`--dns-server-udp-workers`); 0: one per CPU the process may use,
+    /// at most 8.
+    pub udp_workers: usize,
 }
 
 impl ServerConfig {
@@ -53,6 +60,7 @@ impl ServerConfig {
             cookies: true,
             cookie_secret: None,
             tls: None,
+            udp_workers: 0,
         }
     }
 }

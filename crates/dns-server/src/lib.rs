@@ -48,7 +48,7 @@ mod signed_transfer;
 mod shards;
 mod udp;
 
-pub use config::{Limits, Secondary, ServerConfig, ZoneConfig};
+pub use config::{Limits, MAX_UDP_WORKERS, Secondary, ServerConfig, ZoneConfig};
 pub use cookie::{CookieSecret, CookieSecretError};
 pub use metrics::ServerMetrics;
 pub use provider::DnsServerProvider;

@@ -1,8 +1,8 @@
 //! The listeners: UDP and TCP on every configured address, answering from the shared [`Zones`].
 //!
-//! UDP is answered in the receive loop itself ([`crate::udp`]: a few workers share each socket, one per
-//! core, each reading and sending a batch of datagrams per system call on Linux): no task per packet,
-//! buffers per worker, reused, so a flood costs CPU but never memory. TCP
+//! UDP is answered in the receive loop itself ([`crate::udp`]: on Linux a thread and a socket per worker,
+//! one per core by default, each reading and sending a batch of datagrams per system call): no task per
+//! packet, buffers per worker, reused, so a flood costs CPU but never memory. TCP
 //! follows RFC 7766: length-prefixed messages, several per connection answered in order, a connection
 //! closed after [`Limits::tcp_idle`](crate::Limits) without a full message, and at most
 //! [`Limits::tcp_connections`](crate::Limits) open (more are closed as soon as accepted, and counted).
@@ -17,7 +17,7 @@ use std::time::Duration;
 use hickory_proto::op::{Message, ResponseCode};
 use prometheus_client::metrics::counter::Counter;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
@@ -60,7 +60,8 @@ pub enum ServerError {
 /// The built-in DNS server: bound, not yet serving.
 #[derive(Debug)]
 pub struct DnsServer {
-    udp: Vec<StdUdpSocket>,
+    /// Each address's UDP sockets, one per worker on Linux ([`udp::bind`]).
+    udp: Vec<Vec<StdUdpSocket>>,
     tcp: Vec<std::net::TcpListener>,
     handler: Arc<Handler>,
     config: Arc<ServerConfig>,
@@ -79,8 +80,9 @@ impl DnsServer {
     ) -> Result<DnsServer, ServerError> {
         let mut udp = Vec::new();
         let mut tcp = Vec::new();
+        let workers = udp_workers(&config);
         for &address in &config.listen {
-            let (u, t) = bind_pair(address)?;
+            let (u, t) = bind_pair(address, workers)?;
             udp.push(u);
             tcp.push(t);
         }
@@ -108,29 +110,21 @@ impl DnsServer {
 
     /// The addresses bound, UDP and TCP alike, in the order configured (ports resolved when 0 was asked).
     pub fn local_addrs(&self) -> Vec<SocketAddr> {
-        self.udp.iter().filter_map(|s| s.local_addr().ok()).collect()
+        self.udp
+            .iter()
+            .filter_map(|group| group.first()?.local_addr().ok())
+            .collect()
     }
 
     /// Serves until `shutdown` is cancelled, and sends NOTIFY to the secondaries on every change meanwhile.
     /// Needs a Tokio runtime with I/O and time enabled.
     pub async fn run(self, shutdown: CancellationToken) {
         let mut tasks = JoinSet::new();
-        let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
-        for socket in self.udp {
-            let socket = match socket.set_nonblocking(true).and_then(|()| UdpSocket::from_std(socket)) {
-                Ok(s) => Arc::new(s),
-                Err(e) => {
-                    warn!(error = %e, "cannot serve a bound DNS UDP socket");
-                    continue;
-                }
-            };
-            if let Ok(address) = socket.local_addr() {
-                info!(%address, "serving DNS over UDP");
-            }
-            for _ in 0..workers {
-                let answers = UdpAnswers::new(self.handler.clone());
-                tasks.spawn(udp::serve(socket.clone(), answers, shutdown.clone()));
-            }
+        let workers = udp_workers(&self.config);
+        for sockets in self.udp {
+            let handler = self.handler.clone();
+            let answers = move || UdpAnswers::new(handler.clone());
+            tasks.spawn(udp::serve(sockets, workers, answers, shutdown.clone()));
         }
         let slots = Arc::new(Semaphore::new(self.config.limits.tcp_connections));
         for listener in self.tcp {
@@ -171,8 +165,17 @@ impl DnsServer {
     }
 }
 
-/// UDP and TCP bound on one address; with port 0, on the same port (retried when TCP finds it taken).
-fn bind_pair(address: SocketAddr) -> Result<(StdUdpSocket, std::net::TcpListener), ServerError> {
+/// UDP workers per address: as configured, or one per CPU the process may use.
+fn udp_workers(config: &ServerConfig) -> usize {
+    match config.udp_workers {
+        0 => udp::default_workers(),
+        n => n.min(crate::config::MAX_UDP_WORKERS),
+    }
+}
+
+/// UDP (`workers` sockets on Linux) and TCP bound on one address; with port 0, on the same port (retried
+/// when TCP finds it taken).
+fn bind_pair(address: SocketAddr, workers: usize) -> Result<(Vec<StdUdpSocket>, std::net::TcpListener), ServerError> {
     let udp_error = |source| ServerError::Bind {
         transport: "UDP",
         address,
@@ -186,8 +189,11 @@ fn bind_pair(address: SocketAddr) -> Result<(StdUdpSocket, std::net::TcpListener
     let attempts = if address.port() == 0 { 16 } else { 1 };
     let mut last = None;
     for _ in 0..attempts {
-        let udp = StdUdpSocket::bind(address).map_err(udp_error)?;
-        let port = udp.local_addr().map_err(udp_error)?.port();
+        let udp = udp::bind(address, workers).map_err(udp_error)?;
+        let port = match udp.first() {
+            Some(socket) => socket.local_addr().map_err(udp_error)?.port(),
+            None => address.port(),
+        };
         match std::net::TcpListener::bind(SocketAddr::new(address.ip(), port)) {
             Ok(tcp) => return Ok((udp, tcp)),
             Err(e) => last = Some(e),

@@ -1,13 +1,14 @@
 //! The server under load: bursts of UDP queries from several sockets at once (read and answered a batch
-//! per system call on Linux), each answered once and right.
+//! per system call on Linux, by a worker thread per socket), each answered once and right.
 
 mod common;
 
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Served, ep};
-use extdns_dns_server::Limits;
+use extdns_dns_server::{DnsServer, ServerConfig, Zones};
 use extdns_endpoint::{Change, RecordType};
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RData};
@@ -19,8 +20,9 @@ fn address_of(i: usize) -> Ipv4Addr {
     Ipv4Addr::new(10, 1, (i / 250) as u8, (i % 250) as u8 + 1)
 }
 
-fn served_with_names() -> Served {
-    let served = Served::start(Vec::new(), Vec::new(), Limits::default());
+/// The server as `config` says, on a free port of loopback, with the names.
+fn served_with_names(config: ServerConfig) -> Served {
+    let served = Served::with(config);
     let changes: Vec<Change> = (0..NAMES)
         .map(|i| {
             Change::Create(ep(
@@ -32,6 +34,14 @@ fn served_with_names() -> Served {
         .collect();
     served.apply(&changes);
     served
+}
+
+/// The test zone on a free port of 127.0.0.1.
+fn loopback() -> ServerConfig {
+    ServerConfig::new(
+        vec!["127.0.0.1:0".parse().expect("address")],
+        vec![common::zone_config()],
+    )
 }
 
 fn query(id: u16, name: usize) -> Vec<u8> {
@@ -82,7 +92,7 @@ fn client(server: SocketAddr, first_id: u16, rounds: u16, window: u16) -> Vec<u1
 
 #[test]
 fn a_burst_from_several_sockets_is_answered_once_each_and_right() {
-    let served = served_with_names();
+    let served = served_with_names(loopback());
     let (sockets, rounds, window) = (8u16, 25u16, 8u16);
     let per_socket = rounds * window;
     let clients: Vec<_> = (0..sockets)
@@ -98,4 +108,33 @@ fn a_burst_from_several_sockets_is_answered_once_each_and_right() {
     answered.sort_unstable();
     let sent: Vec<u16> = (0..sockets * per_socket).collect();
     assert_eq!(answered, sent, "every query answered exactly once");
+}
+
+#[test]
+fn several_workers_with_a_socket_each_answer_every_client() {
+    let served = served_with_names(ServerConfig {
+        udp_workers: 4,
+        ..loopback()
+    });
+    let server = SocketAddr::from((Ipv4Addr::LOCALHOST, served.port()));
+    // 32 clients, each on its own port: the kernel spreads them over the four sockets.
+    let clients: Vec<_> = (0..32u16)
+        .map(|s| std::thread::spawn(move || client(server, s * 16, 2, 8)))
+        .collect();
+    let answered: usize = clients
+        .into_iter()
+        .map(|c| c.join().expect("the client finishes").len())
+        .sum();
+    assert_eq!(answered, 32 * 16);
+}
+
+#[test]
+fn a_second_server_on_the_same_port_fails_to_start() {
+    let served = Served::with(loopback());
+    let config = ServerConfig::new(vec![served.address], vec![common::zone_config()]);
+    let zones = Arc::new(Zones::new(&config.zones, 1, config.limits));
+    // The UDP sockets share the port by SO_REUSEPORT; TCP's listener does not, and fails the second.
+    let second = DnsServer::bind(Arc::new(config), zones, Default::default());
+    let e = second.expect_err("the port is taken");
+    assert!(e.to_string().contains(&served.address.to_string()), "{e}");
 }

@@ -1409,6 +1409,12 @@ pub struct DnsServerFlags {
     /// How often each replica reads the key Secret for a rollover asked for or due to move on.
     #[arg(long, value_name = "DURATION", default_value = "1m0s", value_parser = duration::parse)]
     pub dns_server_dnssec_key_check_interval: Duration,
+
+    // ---- the UDP workers (issue 49: the tail)
+    /// Threads answering UDP on each listen address, each with a socket of its own (SO_REUSEPORT on
+    /// Linux); 0: one per CPU the process may use, at most 8.
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub dns_server_udp_workers: usize,
 }
 
 // ------------------------------------------------------------------------------------ extdns's own flags

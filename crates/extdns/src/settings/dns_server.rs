@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use extdns_dns_server::MAX_UDP_WORKERS;
 use extdns_dns_server::values::{domain_name, seconds as soa_seconds, text};
 use extdns_dns_server::{ConfigError, Limits, NameServer, Secondary, ServerConfig, ZoneConfig};
 use extdns_dns_server::{CookieSecret, RrlConfig, TlsConfig};
@@ -79,6 +80,7 @@ pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
     let rrl = rrl(f, &listen)?;
     let cookie_secret = cookie_secret(&f.dns_server_cookie_secret)?;
     let tls = tls(f)?;
+    let udp_workers = udp_workers(f.dns_server_udp_workers)?;
     Ok(ServerConfig {
         listen,
         zones,
@@ -90,7 +92,19 @@ pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
         cookies: f.dns_server_cookies,
         cookie_secret,
         tls,
+        udp_workers,
     })
+}
+
+/// `--dns-server-udp-workers`: 0 (one per CPU) up to [`MAX_UDP_WORKERS`]; more threads than cores only
+/// take turns on them.
+fn udp_workers(workers: usize) -> Result<usize, ValidationError> {
+    if workers > MAX_UDP_WORKERS {
+        return fail(format!(
+            "--dns-server-udp-workers={workers}: at most {MAX_UDP_WORKERS} (0: one per CPU the process may use)"
+        ));
+    }
+    Ok(workers)
 }
 
 /// `--dns-server-rrl*`: the limiter, or `None`. `auto` turns it on as soon as one address is not loopback:
@@ -613,6 +627,19 @@ mod tests {
                 "--dns-server-tls-listen=853"
             ])
             .contains("--dns-server-tls-listen=853")
+        );
+    }
+
+    #[test]
+    fn udp_workers_are_one_per_cpu_unless_given_and_bounded() {
+        let zone = "--dns-server-zone=example.org";
+        assert_eq!(config(&flags(&[zone])).map(|c| c.udp_workers).ok(), Some(0));
+        let four = config(&flags(&[zone, "--dns-server-udp-workers=4"])).map(|c| c.udp_workers);
+        assert_eq!(four.ok(), Some(4));
+        let e = error(&[zone, "--dns-server-udp-workers=65"]);
+        assert!(
+            e.contains("--dns-server-udp-workers=65") && e.contains("at most 64"),
+            "{e}"
         );
     }
 }
