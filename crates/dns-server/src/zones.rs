@@ -33,7 +33,7 @@ use tokio::sync::watch;
 
 use crate::config::{Limits, ZoneConfig};
 use crate::dnssec::ZoneSigning;
-use crate::shards::ShardedMap;
+use crate::shards::{Keyed, ShardedMap};
 
 /// Every zone the server answers for, shared by the provider (which writes) and the listeners (which read).
 #[derive(Debug)]
@@ -222,7 +222,7 @@ pub struct Zone {
     config: Arc<ZoneConfig>,
     origin: LowerName,
     serial: u32,
-    nodes: ShardedMap<LowerName, Node>,
+    nodes: ShardedMap<Node>,
     journal: Journal,
     /// Records served, SOA and configured ones included.
     records: usize,
@@ -235,18 +235,43 @@ pub struct Zone {
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
 /// that exists because names below it do (RFC 4592 §2.2.2), answered NODATA, never NXDOMAIN.
+///
+/// The owner name is held once, lower-cased, as the key the zone finds the node by; the spelling it was
+/// written in is kept beside it only when that differs (a name with capitals), so most nodes hold one name,
+/// not two (a name is 80 bytes).
 #[derive(Debug, Clone)]
 pub struct Node {
-    name: Name,
+    key: LowerName,
+    /// The owner name as written, when it is not the key's spelling.
+    spelt: Option<Box<Name>>,
     rrsets: Vec<RrSet>,
     /// Nodes one label below this one.
     children: u32,
 }
 
+impl Keyed for Node {
+    type Key = LowerName;
+
+    fn key(&self) -> &LowerName {
+        &self.key
+    }
+}
+
 impl Node {
+    /// An empty node at `name`, found by `key` (`name` lower-cased).
+    fn new(name: &Name, key: LowerName) -> Node {
+        let spelt = (!name.eq_case(&key)).then(|| Box::new(name.clone()));
+        Node {
+            key,
+            spelt,
+            rrsets: Vec::new(),
+            children: 0,
+        }
+    }
+
     /// The owner name, spelt as it was written.
     pub fn name(&self) -> &Name {
-        &self.name
+        self.spelt.as_deref().unwrap_or(&self.key)
     }
 
     /// The record set of this type, if any.
@@ -487,7 +512,7 @@ impl Zone {
     /// The node at exactly this name, with the lower-cased name it is kept under (what its sets'
     /// signatures are keyed by), so an answer can name them without lower-casing the name again.
     pub fn node_entry(&self, name: &LowerName) -> Option<(&LowerName, &Node)> {
-        self.nodes.get_key_value(name)
+        self.nodes.get(name).map(|n| (&n.key, n))
     }
 
     /// Every node, in no order.
@@ -501,7 +526,7 @@ impl Zone {
             n.rrsets
                 .iter()
                 .filter(|r| r.record_type != RecordType::SOA)
-                .flat_map(move |r| r.records(&n.name))
+                .flat_map(move |r| r.records(n.name()))
         })
     }
 
@@ -590,7 +615,7 @@ impl Zone {
             signing.forget(name, record_type);
             return Ok(false);
         };
-        signing.sign_set(&node.name, set.ttl, &set.data, now)?;
+        signing.sign_set(node.name(), set.ttl, &set.data, now)?;
         Ok(true)
     }
 
@@ -664,7 +689,7 @@ impl Zone {
         let at = node.rrsets.iter().position(|r| r.record_type == record_type)?;
         let old = node.rrsets.remove(at);
         self.records -= old.data.len();
-        let owner = node.name.clone();
+        let owner = node.name().clone();
         self.settling.subtract(&owner, &old);
         if let Some(signing) = self.signing.as_mut().map(Arc::make_mut) {
             signing.forget(name, record_type);
@@ -754,14 +779,7 @@ impl Zone {
 
     fn add_node(&mut self, name: &Name) {
         let key = LowerName::new(name);
-        self.nodes.insert(
-            key.clone(),
-            Node {
-                name: name.clone(),
-                rrsets: Vec::new(),
-                children: 0,
-            },
-        );
+        self.nodes.insert(Node::new(name, key.clone()));
         if key == self.origin {
             return;
         }
@@ -1036,6 +1054,31 @@ pub(crate) mod tests {
             zone.put(&Name::from_str(name).expect("test name"), a("192.0.2.1"));
         }
         zones
+    }
+
+    #[test]
+    fn a_node_keeps_the_spelling_it_was_written_in_and_only_when_it_differs() {
+        let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
+        let mut set = zones.write();
+        let zone = set.zone_for_mut(&lower("example.org.")).expect("zone");
+        let spelt = Name::from_ascii("Web.Sub.example.org.").expect("name");
+        zone.put(&spelt, a("192.0.2.1"));
+        zone.put(&Name::from_str("plain.example.org.").expect("name"), a("192.0.2.2"));
+        let (key, node) = zone
+            .node_entry(&lower("web.sub.example.org."))
+            .expect("found by its lower-cased name");
+        assert_eq!(key, &lower("web.sub.example.org."));
+        assert_eq!(node.name().to_ascii(), "Web.Sub.example.org.", "served as written");
+        assert!(node.spelt.is_some());
+        let parent = zone
+            .node(&lower("sub.example.org."))
+            .expect("the empty non-terminal above");
+        assert_eq!(parent.name().to_ascii(), "Sub.example.org.");
+        let plain = zone.node(&lower("plain.example.org.")).expect("node");
+        assert_eq!(plain.name().to_ascii(), "plain.example.org.");
+        assert!(plain.spelt.is_none(), "a lower-case name is held once, as the key");
+        let records: Vec<String> = zone.records_without_soa().map(|r| r.name.to_ascii()).collect();
+        assert!(records.contains(&"Web.Sub.example.org.".to_string()), "{records:?}");
     }
 
     #[test]
