@@ -96,7 +96,7 @@ impl DnsServerProvider {
         let Some(record_type) = data.first().map(|d| d.record_type()) else {
             return Err(Unservable::NoTargets);
         };
-        let spelt = (targets_of(&data) != ep.targets).then(|| ep.targets.clone());
+        let spelt = (targets_of(&data) != ep.targets).then(|| Box::new(ep.targets.clone()));
         Ok((
             owner,
             RrSet {
@@ -303,7 +303,7 @@ mod tests {
                     .node(&LowerName::new(&codec::name(name).expect("name")))
                     .expect("node");
                 match &node.rrset(rt).expect("set").origin {
-                    SetOrigin::Managed { spelt, .. } => spelt.clone(),
+                    SetOrigin::Managed { spelt, .. } => spelt.as_deref().cloned(),
                     SetOrigin::Config => panic!("a managed set"),
                 }
             };
