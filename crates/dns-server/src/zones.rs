@@ -33,6 +33,7 @@ use tokio::sync::watch;
 
 use crate::config::{Limits, ZoneConfig};
 use crate::dnssec::ZoneSigning;
+use crate::set_data::SetData;
 use crate::shards::{Keyed, ShardedMap};
 
 /// Every zone the server answers for, shared by the provider (which writes) and the listeners (which read).
@@ -302,8 +303,8 @@ pub struct RrSet {
     pub record_type: RecordType,
     /// The TTL every record of the set is served with.
     pub ttl: u32,
-    /// The record data, one per record.
-    pub data: Vec<RData>,
+    /// The record data, one per record (addresses held as their bytes: [`SetData`]).
+    pub data: SetData,
     /// Where the set comes from.
     pub origin: SetOrigin,
 }
@@ -349,15 +350,15 @@ impl RrSet {
     pub fn records<'a>(&'a self, name: &'a Name) -> impl Iterator<Item = Record> + 'a {
         self.data
             .iter()
-            .map(move |d| Record::from_rdata(name.clone(), self.ttl, d.clone()))
+            .map(move |d| Record::from_rdata(name.clone(), self.ttl, d.into_owned()))
     }
 }
 
 /// The targets record data spells, as the codec reads a zone.
-pub(crate) fn targets_of(data: &[RData]) -> Targets {
+pub(crate) fn targets_of(data: &SetData) -> Targets {
     Targets::new(
         data.iter()
-            .filter_map(|d| extdns_dns_wire::codec::target(d).map(|(_, t)| t)),
+            .filter_map(|d| extdns_dns_wire::codec::target(&d).map(|(_, t)| t)),
     )
 }
 
@@ -401,7 +402,7 @@ impl Zone {
         let soa = RrSet {
             record_type: RecordType::SOA,
             ttl: zone.config.ttl,
-            data: vec![RData::SOA(zone.soa_data())],
+            data: vec![RData::SOA(zone.soa_data())].into(),
             origin: SetOrigin::Config,
         };
         let ns = RrSet {
@@ -412,7 +413,8 @@ impl Zone {
                 .name_servers
                 .iter()
                 .map(|n| RData::NS(NS(n.clone())))
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
             origin: SetOrigin::Config,
         };
         zone.put(&apex, soa);
@@ -438,7 +440,7 @@ impl Zone {
                 RrSet {
                     record_type,
                     ttl,
-                    data,
+                    data: data.into(),
                     origin: SetOrigin::Config,
                 },
             );
@@ -549,7 +551,7 @@ impl Zone {
             .map(|(record_type, data)| RrSet {
                 record_type,
                 ttl: self.config.ttl,
-                data,
+                data: data.into(),
                 origin: SetOrigin::Config,
             })
             .collect()
@@ -597,7 +599,7 @@ impl Zone {
             return;
         }
         let now = crate::dnssec::now();
-        if let Err(e) = signing.sign_set(name, set.ttl, &set.data, now) {
+        if let Err(e) = signing.sign_set(name, set.ttl, &set.data.to_vec(), now) {
             tracing::warn!(zone = %self.config.origin, %name, record_type = ?set.record_type, error = %e, "cannot sign a record set");
         }
     }
@@ -616,7 +618,7 @@ impl Zone {
             signing.forget(name, record_type);
             return Ok(false);
         };
-        signing.sign_set(node.name(), set.ttl, &set.data, now)?;
+        signing.sign_set(node.name(), set.ttl, &set.data.to_vec(), now)?;
         Ok(true)
     }
 
@@ -656,11 +658,10 @@ impl Zone {
     /// Puts a record set in place of the one of its name and type (creating the node and the empty
     /// non-terminals above it); returns the set it replaced.
     ///
-    /// The zone holds what it serves for as long as it serves it, so every vector is cut to its length
-    /// here: a set's data collected through a `Result` comes with room for four (184 B each), and a
-    /// node's list of sets grows by four; together that was half of the zone's memory.
-    pub(crate) fn put(&mut self, name: &Name, mut set: RrSet) -> Option<RrSet> {
-        set.data.shrink_to_fit();
+    /// The zone holds what it serves for as long as it serves it, so a node's list of sets is cut to its
+    /// length here (it grew by four), as a set's data is by [`SetData`] (a vector collected through a
+    /// `Result` came with room for four 184-byte `RData`s); together that was half of the zone's memory.
+    pub(crate) fn put(&mut self, name: &Name, set: RrSet) -> Option<RrSet> {
         let key = LowerName::new(name);
         if !self.nodes.contains_key(&key) {
             self.add_node(name);
@@ -751,7 +752,7 @@ impl Zone {
             .get_mut(&self.origin)
             .and_then(|n| n.rrsets.iter_mut().find(|r| r.record_type == RecordType::SOA))
         {
-            set.data = vec![soa];
+            set.data = vec![soa].into();
         }
         if let Some(set) = self
             .nodes
@@ -1036,7 +1037,7 @@ pub(crate) mod tests {
         RrSet {
             record_type: RecordType::A,
             ttl: 60,
-            data: vec![RData::A(A(ip.parse().expect("test address")))],
+            data: vec![RData::A(A(ip.parse().expect("test address")))].into(),
             origin: SetOrigin::Managed {
                 record_type: EndpointType::A,
                 spelt: None,
