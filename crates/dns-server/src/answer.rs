@@ -282,7 +282,7 @@ fn resolve<'z>(
         }
         if let Some(set) = node.rrset(query_type) {
             answer(set, response);
-            additional_addresses(zone, set.data.iter(), response);
+            additional_addresses(zone, set.data.naming().iter(), response);
             return;
         }
         let Some(cname) = node.rrset(RecordType::CNAME) else {
@@ -292,7 +292,7 @@ fn resolve<'z>(
             return;
         };
         answer(cname, response);
-        let Some(RData::CNAME(target)) = cname.data.first() else {
+        let Some(RData::CNAME(target)) = cname.data.naming().first() else {
             return;
         };
         let target_lower = LowerName::new(&target.0);
@@ -310,7 +310,7 @@ fn referral(zone: &Zone, cut: &Node, response: &mut Message) {
     response.metadata.authoritative = false;
     let Some(ns) = cut.rrset(RecordType::NS) else { return };
     response.authorities.extend(ns.records(cut.name()));
-    add_addresses(zone, ns.data.iter().filter_map(target_of), response);
+    add_addresses(zone, ns.data.naming().iter().filter_map(target_of), response);
 }
 
 /// Addresses of in-zone MX, SRV and NS targets, so the client need not ask for them (RFC 1035 §3.3.9).
@@ -451,7 +451,7 @@ pub(crate) mod tests {
         RrSet {
             record_type: data[0].record_type(),
             ttl: 60,
-            data,
+            data: data.into(),
             origin: SetOrigin::Managed {
                 record_type: EndpointType::A,
                 spelt: None,

@@ -47,6 +47,8 @@ mod signed_transfer;
 // The tail latency: batched UDP I/O, and zones copied by shard so queries never wait for a write.
 mod shards;
 mod udp;
+// The served records' memory: a set's data held compactly.
+pub mod set_data;
 
 pub use config::{Limits, MAX_UDP_WORKERS, Secondary, ServerConfig, ZoneConfig};
 pub use cookie::{CookieSecret, CookieSecretError};

@@ -12,6 +12,7 @@ use extdns_provider::zone::Placement;
 use extdns_provider::{Failures, Provider, ProviderError, ReadState, Records};
 use hickory_proto::rr::{LowerName, Name, Record, RecordType};
 
+use crate::set_data::SetData;
 use crate::zones::{ChangeError, RrSet, SetOrigin, ZoneSet, Zones, targets_of};
 
 /// The provider side of the built-in server: reads and writes the [`Zones`] the listeners answer from.
@@ -96,7 +97,8 @@ impl DnsServerProvider {
         let Some(record_type) = data.first().map(|d| d.record_type()) else {
             return Err(Unservable::NoTargets);
         };
-        let spelt = (targets_of(&data) != ep.targets).then(|| ep.targets.clone());
+        let data = SetData::from(data);
+        let spelt = (targets_of(&data) != ep.targets).then(|| Box::new(ep.targets.clone()));
         Ok((
             owner,
             RrSet {
@@ -382,7 +384,7 @@ mod tests {
                     .node(&LowerName::new(&codec::name(name).expect("name")))
                     .expect("node");
                 match &node.rrset(rt).expect("set").origin {
-                    SetOrigin::Managed { spelt, .. } => spelt.clone(),
+                    SetOrigin::Managed { spelt, .. } => spelt.as_deref().cloned(),
                     SetOrigin::Config => panic!("a managed set"),
                 }
             };

@@ -33,7 +33,8 @@ use tokio::sync::watch;
 
 use crate::config::{Limits, ZoneConfig};
 use crate::dnssec::ZoneSigning;
-use crate::shards::ShardedMap;
+use crate::set_data::SetData;
+use crate::shards::{Keyed, ShardedMap};
 
 /// Every zone the server answers for, shared by the provider (which writes) and the listeners (which read).
 #[derive(Debug)]
@@ -225,7 +226,7 @@ pub struct Zone {
     config: Arc<ZoneConfig>,
     origin: LowerName,
     serial: u32,
-    nodes: ShardedMap<LowerName, Node>,
+    nodes: ShardedMap<Node>,
     journal: Journal,
     /// Records served, SOA and configured ones included.
     records: usize,
@@ -238,18 +239,43 @@ pub struct Zone {
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
 /// that exists because names below it do (RFC 4592 §2.2.2), answered NODATA, never NXDOMAIN.
+///
+/// The owner name is held once, lower-cased, as the key the zone finds the node by; the spelling it was
+/// written in is kept beside it only when that differs (a name with capitals), so most nodes hold one name,
+/// not two (a name is 80 bytes).
 #[derive(Debug, Clone)]
 pub struct Node {
-    name: Name,
+    key: LowerName,
+    /// The owner name as written, when it is not the key's spelling.
+    spelt: Option<Box<Name>>,
     rrsets: Vec<RrSet>,
     /// Nodes one label below this one.
     children: u32,
 }
 
+impl Keyed for Node {
+    type Key = LowerName;
+
+    fn key(&self) -> &LowerName {
+        &self.key
+    }
+}
+
 impl Node {
+    /// An empty node at `name`, found by `key` (`name` lower-cased).
+    fn new(name: &Name, key: LowerName) -> Node {
+        let spelt = (!name.eq_case(&key)).then(|| Box::new(name.clone()));
+        Node {
+            key,
+            spelt,
+            rrsets: Vec::new(),
+            children: 0,
+        }
+    }
+
     /// The owner name, spelt as it was written.
     pub fn name(&self) -> &Name {
-        &self.name
+        self.spelt.as_deref().unwrap_or(&self.key)
     }
 
     /// The record set of this type, if any.
@@ -280,8 +306,8 @@ pub struct RrSet {
     pub record_type: RecordType,
     /// The TTL every record of the set is served with.
     pub ttl: u32,
-    /// The record data, one per record.
-    pub data: Vec<RData>,
+    /// The record data, one per record (addresses held as their bytes: [`SetData`]).
+    pub data: SetData,
     /// Where the set comes from.
     pub origin: SetOrigin,
 }
@@ -299,8 +325,9 @@ pub enum SetOrigin {
         record_type: EndpointType,
         /// The endpoint's targets when the record data does not spell them back alike (an IPv6 address in
         /// upper case, a TXT value in zone-file quotes); `None`, the usual case, reads them from the data,
-        /// so most records are held once, not twice.
-        spelt: Option<Targets>,
+        /// so most records are held once, not twice. Boxed: the rare case costs a pointer in every set
+        /// (8 bytes, not the 24 of a vector), and every node holds its sets for as long as it serves them.
+        spelt: Option<Box<Targets>>,
     },
 }
 
@@ -316,7 +343,7 @@ impl RrSet {
             return None;
         };
         let targets = match spelt {
-            Some(t) => t.clone(),
+            Some(t) => Targets::clone(t),
             None => targets_of(&self.data),
         };
         Some((record_type, targets))
@@ -326,15 +353,15 @@ impl RrSet {
     pub fn records<'a>(&'a self, name: &'a Name) -> impl Iterator<Item = Record> + 'a {
         self.data
             .iter()
-            .map(move |d| Record::from_rdata(name.clone(), self.ttl, d.clone()))
+            .map(move |d| Record::from_rdata(name.clone(), self.ttl, d.into_owned()))
     }
 }
 
 /// The targets record data spells, as the codec reads a zone.
-pub(crate) fn targets_of(data: &[RData]) -> Targets {
+pub(crate) fn targets_of(data: &SetData) -> Targets {
     Targets::new(
         data.iter()
-            .filter_map(|d| extdns_dns_wire::codec::target(d).map(|(_, t)| t)),
+            .filter_map(|d| extdns_dns_wire::codec::target(&d).map(|(_, t)| t)),
     )
 }
 
@@ -378,7 +405,7 @@ impl Zone {
         let soa = RrSet {
             record_type: RecordType::SOA,
             ttl: zone.config.ttl,
-            data: vec![RData::SOA(zone.soa_data())],
+            data: vec![RData::SOA(zone.soa_data())].into(),
             origin: SetOrigin::Config,
         };
         let ns = RrSet {
@@ -389,7 +416,8 @@ impl Zone {
                 .name_servers
                 .iter()
                 .map(|n| RData::NS(NS(n.clone())))
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
             origin: SetOrigin::Config,
         };
         zone.put(&apex, soa);
@@ -415,7 +443,7 @@ impl Zone {
                 RrSet {
                     record_type,
                     ttl,
-                    data,
+                    data: data.into(),
                     origin: SetOrigin::Config,
                 },
             );
@@ -491,7 +519,7 @@ impl Zone {
     /// The node at exactly this name, with the lower-cased name it is kept under (what its sets'
     /// signatures are keyed by), so an answer can name them without lower-casing the name again.
     pub fn node_entry(&self, name: &LowerName) -> Option<(&LowerName, &Node)> {
-        self.nodes.get_key_value(name)
+        self.nodes.get(name).map(|n| (&n.key, n))
     }
 
     /// Every node, in no order.
@@ -505,7 +533,7 @@ impl Zone {
             n.rrsets
                 .iter()
                 .filter(|r| r.record_type != RecordType::SOA)
-                .flat_map(move |r| r.records(&n.name))
+                .flat_map(move |r| r.records(n.name()))
         })
     }
 
@@ -527,7 +555,7 @@ impl Zone {
             .map(|(record_type, data)| RrSet {
                 record_type,
                 ttl: self.config.ttl,
-                data,
+                data: data.into(),
                 origin: SetOrigin::Config,
             })
             .collect()
@@ -575,7 +603,7 @@ impl Zone {
             return;
         }
         let now = crate::dnssec::now();
-        if let Err(e) = signing.sign_set(name, set.ttl, &set.data, now) {
+        if let Err(e) = signing.sign_set(name, set.ttl, &set.data.to_vec(), now) {
             tracing::warn!(zone = %self.config.origin, %name, record_type = ?set.record_type, error = %e, "cannot sign a record set");
         }
     }
@@ -600,7 +628,7 @@ impl Zone {
             signing.forget(name, record_type);
             return Ok(false);
         };
-        signing.sign_set(&node.name, set.ttl, &set.data, now)?;
+        signing.sign_set(node.name(), set.ttl, &set.data.to_vec(), now)?;
         Ok(true)
     }
 
@@ -640,11 +668,10 @@ impl Zone {
     /// Puts a record set in place of the one of its name and type (creating the node and the empty
     /// non-terminals above it); returns the set it replaced.
     ///
-    /// The zone holds what it serves for as long as it serves it, so every vector is cut to its length
-    /// here: a set's data collected through a `Result` comes with room for four (184 B each), and a
-    /// node's list of sets grows by four; together that was half of the zone's memory.
-    pub(crate) fn put(&mut self, name: &Name, mut set: RrSet) -> Option<RrSet> {
-        set.data.shrink_to_fit();
+    /// The zone holds what it serves for as long as it serves it, so a node's list of sets is cut to its
+    /// length here (it grew by four), as a set's data is by [`SetData`] (a vector collected through a
+    /// `Result` came with room for four 184-byte `RData`s); together that was half of the zone's memory.
+    pub(crate) fn put(&mut self, name: &Name, set: RrSet) -> Option<RrSet> {
         let key = LowerName::new(name);
         if !self.nodes.contains_key(&key) {
             self.add_node(name);
@@ -694,7 +721,7 @@ impl Zone {
         let at = node.rrsets.iter().position(|r| r.record_type == record_type)?;
         let old = node.rrsets.remove(at);
         self.records -= old.data.len();
-        let owner = node.name.clone();
+        let owner = node.name().clone();
         self.settling.subtract(&owner, &old);
         if let Some(signing) = self.signing.as_mut().map(Arc::make_mut) {
             signing.forget(name, record_type);
@@ -756,7 +783,7 @@ impl Zone {
             .get_mut(&self.origin)
             .and_then(|n| n.rrsets.iter_mut().find(|r| r.record_type == RecordType::SOA))
         {
-            set.data = vec![soa];
+            set.data = vec![soa].into();
         }
         if let Some(set) = self
             .nodes
@@ -785,14 +812,7 @@ impl Zone {
 
     fn add_node(&mut self, name: &Name) {
         let key = LowerName::new(name);
-        self.nodes.insert(
-            key.clone(),
-            Node {
-                name: name.clone(),
-                rrsets: Vec::new(),
-                children: 0,
-            },
-        );
+        self.nodes.insert(Node::new(name, key.clone()));
         if key == self.origin {
             return;
         }
@@ -1073,7 +1093,7 @@ pub(crate) mod tests {
         RrSet {
             record_type: RecordType::A,
             ttl: 60,
-            data: vec![RData::A(A(ip.parse().expect("test address")))],
+            data: vec![RData::A(A(ip.parse().expect("test address")))].into(),
             origin: SetOrigin::Managed {
                 record_type: EndpointType::A,
                 spelt: None,
@@ -1092,6 +1112,31 @@ pub(crate) mod tests {
             zone.put(&Name::from_str(name).expect("test name"), a("192.0.2.1"));
         }
         zones
+    }
+
+    #[test]
+    fn a_node_keeps_the_spelling_it_was_written_in_and_only_when_it_differs() {
+        let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
+        let mut set = zones.write();
+        let zone = set.zone_for_mut(&lower("example.org.")).expect("zone");
+        let spelt = Name::from_ascii("Web.Sub.example.org.").expect("name");
+        zone.put(&spelt, a("192.0.2.1"));
+        zone.put(&Name::from_str("plain.example.org.").expect("name"), a("192.0.2.2"));
+        let (key, node) = zone
+            .node_entry(&lower("web.sub.example.org."))
+            .expect("found by its lower-cased name");
+        assert_eq!(key, &lower("web.sub.example.org."));
+        assert_eq!(node.name().to_ascii(), "Web.Sub.example.org.", "served as written");
+        assert!(node.spelt.is_some());
+        let parent = zone
+            .node(&lower("sub.example.org."))
+            .expect("the empty non-terminal above");
+        assert_eq!(parent.name().to_ascii(), "Sub.example.org.");
+        let plain = zone.node(&lower("plain.example.org.")).expect("node");
+        assert_eq!(plain.name().to_ascii(), "plain.example.org.");
+        assert!(plain.spelt.is_none(), "a lower-case name is held once, as the key");
+        let records: Vec<String> = zone.records_without_soa().map(|r| r.name.to_ascii()).collect();
+        assert!(records.contains(&"Web.Sub.example.org.".to_string()), "{records:?}");
     }
 
     #[test]

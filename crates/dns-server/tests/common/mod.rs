@@ -147,7 +147,7 @@ pub fn forged_a() -> extdns_dns_server::zones::RrSet {
     RrSet {
         record_type: hickory_proto::rr::RecordType::A,
         ttl: 60,
-        data: vec![RData::A(A([203, 0, 113, 66].into()))],
+        data: vec![RData::A(A([203, 0, 113, 66].into()))].into(),
         origin: SetOrigin::Managed {
             record_type: RecordType::A,
             spelt: None,
