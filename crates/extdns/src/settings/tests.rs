@@ -540,7 +540,7 @@ fn the_crd_registry_owns_as_the_txt_owner_id_in_its_namespace() -> Result<(), Va
 }
 
 #[test]
-fn the_crd_registry_hands_over_and_the_dynamodb_registry_refuses_to() -> Result<(), ValidationError> {
+fn the_crd_registry_hands_over_and_the_noop_registry_refuses_to() -> Result<(), ValidationError> {
     let s = controller(&flags(&inmemory_with(&[
         "--registry=crd",
         "--txt-owner-id=green",

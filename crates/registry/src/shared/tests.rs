@@ -422,6 +422,22 @@ async fn a_plain_owner_and_a_shared_owner_on_one_name_write_nothing() -> Res {
     Ok(())
 }
 
+/// Syncs `registry` an interval apart until it writes all of `desired`, at most [`SETTLE_WRITES`] refused
+/// syncs (a process holding a heartbeat it took over); returns how many were refused.
+async fn syncs_until_written(
+    registry: &SharedRegistry,
+    desired: &[Endpoint],
+    now: &AtomicU64,
+) -> Result<u64, RegistryError> {
+    let mut refused = 0;
+    while !sync_refusing(registry, desired).await?.1.is_empty() {
+        refused += 1;
+        assert!(refused <= SETTLE_WRITES, "still refused after {refused} syncs");
+        now.fetch_add(60, Ordering::Relaxed);
+    }
+    Ok(refused)
+}
+
 #[tokio::test]
 async fn two_processes_under_one_owner_id_are_a_conflict_and_a_restart_is_not() -> Res {
     let zone = Counting::zone();
@@ -444,22 +460,12 @@ async fn two_processes_under_one_owner_id_are_a_conflict_and_a_restart_is_not() 
     assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1"]);
     // The first process stops: the second holds the heartbeat untouched for SETTLE_WRITES of its writes,
     // then writes.
-    let mut refused = 0;
-    while !sync_refusing(&second, &changed).await?.1.is_empty() {
-        refused += 1;
-        assert!(refused <= SETTLE_WRITES, "still refused after {refused} syncs");
-        now.fetch_add(60, Ordering::Relaxed);
-    }
+    syncs_until_written(&second, &changed, &now).await?;
     assert_eq!(zone.a("web.example.org").await?, ["192.0.2.7"]);
     // A restart (the old process gone, its heartbeat left) waits the same, and is no conflict.
     now.fetch_add(60, Ordering::Relaxed);
     let third = owner(&zone, "cluster-a", &now)?.with_clock(clock(&now), "third-process");
-    let mut waited = 0;
-    while !sync_refusing(&third, &web).await?.1.is_empty() {
-        waited += 1;
-        assert!(waited <= SETTLE_WRITES, "still refused after {waited} syncs");
-        now.fetch_add(60, Ordering::Relaxed);
-    }
+    let waited = syncs_until_written(&third, &web, &now).await?;
     assert!(waited > 0, "a restart waits for the heartbeat to stay its own");
     assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1"]);
     assert_eq!(third.stats().conflicts(), 0);
@@ -488,12 +494,7 @@ async fn a_heartbeat_left_where_we_share_nothing_is_taken_over() -> Res {
     )]);
     let a = owner(&zone, "cluster-a", &now)?;
     let web = [shared_a("web.example.org", &["192.0.2.1"], "web")];
-    let mut waited = 0;
-    while !sync_refusing(&a, &web).await?.1.is_empty() {
-        waited += 1;
-        assert!(waited <= SETTLE_WRITES, "still refused after {waited} syncs");
-        now.fetch_add(60, Ordering::Relaxed);
-    }
+    syncs_until_written(&a, &web, &now).await?;
     assert_eq!(zone.a("web.example.org").await?, ["192.0.2.1"]);
     assert_eq!(a.stats().conflicts(), 0);
     Ok(())
@@ -531,15 +532,7 @@ async fn a_second_process_is_found_whether_its_clock_lags_or_leads() -> Res {
         assert!(second.stats().conflicts() > 0, "skew {skew}");
         // The second stops: the first writes again within SETTLE_WRITES syncs.
         let moved = [shared_a("web.example.org", &["192.0.2.3"], "web")];
-        let mut refused = 0;
-        while !sync_refusing(&first, &moved).await?.1.is_empty() {
-            refused += 1;
-            assert!(
-                refused <= SETTLE_WRITES,
-                "skew {skew}: still refused after {refused} syncs"
-            );
-            now_first.fetch_add(60, Ordering::Relaxed);
-        }
+        syncs_until_written(&first, &moved, &now_first).await?;
         assert_eq!(zone.a("web.example.org").await?, ["192.0.2.3"], "skew {skew}");
     }
     Ok(())
