@@ -59,15 +59,13 @@ pub fn load_balancer_service(namespace: &str, name: &str, addresses: &[&str]) ->
 /// The informer's view of a Node `name` with `addresses` (type, address) in order, for tests that build
 /// views rather than load JSON.
 pub fn node_view(name: &str, addresses: &[(&str, &str)]) -> Node {
+    let address = |&(address_type, address): &(&str, &str)| NodeAddress {
+        address_type: address_type.to_string(),
+        address: address.to_string(),
+    };
     Node {
         name: name.into(),
-        addresses: addresses
-            .iter()
-            .map(|(t, a)| NodeAddress {
-                address_type: t.to_string(),
-                address: a.to_string(),
-            })
-            .collect(),
+        addresses: addresses.iter().map(address).collect(),
         ..Node::default()
     }
 }
