@@ -13,8 +13,8 @@
 //! name without the type NOERROR with no answer and the SOA): a benchmark of wrong answers is worthless.
 //!
 //! The arrangement on the project's two-core machine: each server runs pinned to CPU 1 (`taskset`) with
-//! one worker where it has a setting for it (Knot's `udp-workers`, `GOMAXPROCS`; tokio sizes its runtime to
-//! the CPUs it may run on), and dnsperf (one thread) and this harness run pinned to CPU 0. dnsperf runs
+//! one UDP worker (Knot's `udp-workers`, `GOMAXPROCS`, extdns's `--dns-server-udp-workers`), and dnsperf
+//! (one thread) and this harness run pinned to CPU 0. dnsperf runs
 //! with `-v`, which reports each query's latency; the percentiles are computed from all of them.
 //!
 //! Memory per served record is the server's resident memory after the measured run, less its resident
@@ -519,6 +519,8 @@ fn extdns_flags(port: u16) -> Vec<String> {
         format!("--dns-server-listen=127.0.0.1:{port}"),
         format!("--dns-server-ns={NS}.{ZONE}={NS_GLUE}"),
         "--source=crd".to_string(),
+        // One UDP worker thread, as Knot's `udp-workers: 1`, on the one CPU it may use.
+        "--dns-server-udp-workers=1".to_string(),
     ];
     // external-dns manages A, AAAA and CNAME unless told more.
     flags.extend(["A", "AAAA", "CNAME", "TXT", "MX", "SRV"].map(|t| format!("--managed-record-types={t}")));
@@ -1307,7 +1309,7 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
         "### Serving {} records: dnsperf against Knot DNS, CoreDNS and extdns, unsigned and signed\n\n\
          One run, the servers one after the other on 127.0.0.1, each pinned to CPU {SERVER_CPU} with one worker \
          (Knot `udp-workers: 1`, CoreDNS `GOMAXPROCS=1` and its `file` plugin alone, extdns `--provider=dns-server` \
-         from DNSEndpoint manifests); signed: Knot `dnssec-signing: on` (one ECDSA P-256 CSK, NSEC), CoreDNS's \
+         from DNSEndpoint manifests with `--dns-server-udp-workers=1`); signed: Knot `dnssec-signing: on` (one ECDSA P-256 CSK, NSEC), CoreDNS's \
          `dnssec` plugin (an ECDSA P-256 key), extdns `--dns-server-dnssec-zone` (its ECDSA P-256 CSK, compact \
          denial), asked with DO. {} pinned to CPU {CLIENT_CPU}: UDP, one thread, {} clients, 100 queries \
          outstanding, {} s per server, `-v` for each query's latency. Queries: {QUERIES} lines, {mix}. \
