@@ -33,27 +33,27 @@ impl From<Vec<RData>> for SetData {
     /// Addresses when every record is an A record or every record an AAAA record; the data as given
     /// otherwise.
     fn from(data: Vec<RData>) -> SetData {
-        let v4: Option<Box<[Ipv4Addr]>> = data
-            .iter()
-            .map(|d| match d {
-                RData::A(a) => Some(a.0),
-                _ => None,
-            })
-            .collect();
-        let v6: Option<Box<[Ipv6Addr]>> = data
-            .iter()
-            .map(|d| match d {
-                RData::AAAA(a) => Some(a.0),
-                _ => None,
-            })
-            .collect();
+        let v4 = every(&data, |d| match d {
+            RData::A(a) => Some(a.0),
+            _ => None,
+        });
+        let v6 = every(&data, |d| match d {
+            RData::AAAA(a) => Some(a.0),
+            _ => None,
+        });
         let form = match (v4, v6) {
-            (Some(v4), _) if !v4.is_empty() => Form::V4(v4),
-            (_, Some(v6)) if !v6.is_empty() => Form::V6(v6),
+            (Some(v4), _) => Form::V4(v4),
+            (_, Some(v6)) => Form::V6(v6),
             _ => Form::Other(data.into_boxed_slice()),
         };
         SetData(form)
     }
+}
+
+/// What `pick` takes out of every record, when it takes something out of every one and there is one.
+fn every<T>(data: &[RData], pick: impl Fn(&RData) -> Option<T>) -> Option<Box<[T]>> {
+    let picked: Option<Box<[T]>> = data.iter().map(pick).collect();
+    picked.filter(|p| !p.is_empty())
 }
 
 impl SetData {

@@ -1,179 +1,122 @@
-//! A set of keyed entries split into shards shared between copies, so that copying it is cheap and
-//! changing a copy costs the shards it touches: what lets a write build the next zone content beside the
-//! one queries read ([`crate::zones`]) without copying the whole zone.
+//! A map split into shards shared between copies, so that copying it is cheap and changing a copy costs
+//! the shards it touches: what lets a write build the next zone content beside the one queries read
+//! ([`crate::zones`]) without copying the whole zone.
 //!
-//! An entry carries its own key ([`Keyed`]): a zone's node holds its lower-cased name once, as the key,
-//! not once in the map and again in the node. A key's hash picks its shard and orders the shard: each
-//! shard is two vectors cut to their length, the entries' hash fragments in ascending order and the
-//! entries beside them, so an entry costs its own size and four bytes, where a hash table per shard
-//! cost about 1.6 times its size (its load factor and control bytes, over shards of a dozen entries). A
-//! lookup hashes the key once (the shard and the fragment come from the same hash), binary-searches the
-//! fragments and compares the key only where they are equal. The hash is keyed per map at random
-//! ([`RandomState`], shared by the map's copies), so names cannot be chosen to crowd one shard.
-//!
-//! A shard shared with another copy is copied on its first change ([`Arc::make_mut`]); a shard changed
-//! again in the same copy is not.
+//! A key's shard is fixed by a hash with fixed keys (the shard only spreads the keys; each shard is an
+//! ordinary `HashMap` with the standard library's randomly keyed hasher). A shard shared with another copy
+//! is copied on its first change ([`Arc::make_mut`]); a shard changed again in the same copy is not.
 
 use std::borrow::Borrow;
-use std::hash::{BuildHasher, Hash, RandomState};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher, Hash};
 use std::sync::Arc;
 
 /// Shards per map: a change to a zone of N names copies about N / 1024 of them, and an empty map costs
-/// the pointers alone (an empty shard allocates nothing).
+/// the pointers alone (an empty `HashMap` allocates nothing).
 const SHARDS: usize = 1024;
 
-/// An entry that carries the key it is found by.
-pub(crate) trait Keyed {
-    /// The key type.
-    type Key: Hash + Eq;
-    /// The entry's key; it must not change while the entry is in a map.
-    fn key(&self) -> &Self::Key;
-}
-
-impl<K: Hash + Eq, V> Keyed for (K, V) {
-    type Key = K;
-
-    fn key(&self) -> &K {
-        &self.0
-    }
-}
-
-/// One shard: entries ordered by the fragment of their key's hash (equal fragments in no order).
-#[derive(Debug, Clone)]
-struct Shard<V> {
-    /// The high 32 bits of each entry's key hash, ascending.
-    fragments: Vec<u32>,
-    /// `entries[i]` is the entry whose fragment is `fragments[i]`.
-    entries: Vec<V>,
-}
-
-impl<V> Default for Shard<V> {
-    fn default() -> Self {
-        Shard {
-            fragments: Vec::new(),
-            entries: Vec::new(),
-        }
-    }
-}
-
-impl<V: Keyed> Shard<V> {
-    /// The position of the entry whose key is `key`, if any; else where an entry of `fragment` goes.
-    fn find<Q>(&self, fragment: u32, key: &Q) -> Result<usize, usize>
-    where
-        V::Key: Borrow<Q>,
-        Q: Eq + ?Sized,
-    {
-        let start = self.fragments.partition_point(|&f| f < fragment);
-        let same = self.fragments.get(start..).unwrap_or_default();
-        let run = same.iter().take_while(|&&f| f == fragment).count();
-        (start..start + run)
-            .find(|&i| self.entries.get(i).is_some_and(|e| e.key().borrow() == key))
-            .ok_or(start)
-    }
-}
-
-/// Entries `V` found by their [`Keyed::key`], in [`SHARDS`] shards, each shared between the copies that
-/// have not changed it.
+/// A map of `K` to `V` in [`SHARDS`] shards, each shared between the copies that have not changed it.
 #[derive(Debug)]
-pub(crate) struct ShardedMap<V> {
-    shards: Box<[Arc<Shard<V>>]>,
-    hasher: RandomState,
+pub(crate) struct ShardedMap<K, V> {
+    shards: Box<[Arc<HashMap<K, V>>]>,
     len: usize,
 }
 
-impl<V> Clone for ShardedMap<V> {
+impl<K, V> Clone for ShardedMap<K, V> {
     /// A copy sharing every shard: [`SHARDS`] reference counts bumped, nothing else copied.
     fn clone(&self) -> Self {
         ShardedMap {
             shards: self.shards.clone(),
-            hasher: self.hasher.clone(),
             len: self.len,
         }
     }
 }
 
-impl<V: Keyed + Clone> ShardedMap<V> {
+impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
     pub(crate) fn new() -> Self {
         ShardedMap {
-            shards: (0..SHARDS).map(|_| Arc::new(Shard::default())).collect(),
-            hasher: RandomState::new(),
+            shards: (0..SHARDS).map(|_| Arc::new(HashMap::new())).collect(),
             len: 0,
         }
     }
 
-    /// The key's shard and its fragment there.
-    fn place<Q: Hash + ?Sized>(&self, key: &Q) -> (usize, u32) {
-        let hash = self.hasher.hash_one(key);
-        ((hash % SHARDS as u64) as usize, (hash >> 32) as u32)
+    fn shard_of<Q: Hash + ?Sized>(key: &Q) -> usize {
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(key);
+        (hash % SHARDS as u64) as usize
+    }
+
+    fn shard<Q: Hash + ?Sized>(&self, key: &Q) -> Option<&HashMap<K, V>> {
+        self.shards.get(Self::shard_of(key)).map(|s| &**s)
+    }
+
+    /// The shard of `key`, copied first if another copy of the map shares it.
+    fn shard_mut<Q: Hash + ?Sized>(&mut self, key: &Q) -> Option<&mut HashMap<K, V>> {
+        self.shards.get_mut(Self::shard_of(key)).map(Arc::make_mut)
     }
 
     pub(crate) fn get<Q>(&self, key: &Q) -> Option<&V>
     where
-        V::Key: Borrow<Q>,
+        K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let (at, fragment) = self.place(key);
-        let shard = self.shards.get(at)?;
-        shard.entries.get(shard.find(fragment, key).ok()?)
+        self.shard(key)?.get(key)
+    }
+
+    /// The key as stored and its value (a lookup by a borrowed key that needs the owned one).
+    pub(crate) fn get_key_value<Q>(&self, key: &Q) -> Option<(&K, &V)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.shard(key)?.get_key_value(key)
     }
 
     pub(crate) fn contains_key<Q>(&self, key: &Q) -> bool
     where
-        V::Key: Borrow<Q>,
+        K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
         self.get(key).is_some()
     }
 
-    /// The entry at `key` for changing (not its key); its shard is copied only when the key is there.
+    /// The value at `key` for changing; its shard is copied only when the key is there.
     pub(crate) fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
     where
-        V::Key: Borrow<Q>,
+        K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let (at, fragment) = self.place(key);
-        let found = self.shards.get(at)?.find(fragment, key).ok()?;
-        Arc::make_mut(self.shards.get_mut(at)?).entries.get_mut(found)
+        if !self.contains_key(key) {
+            return None;
+        }
+        self.shard_mut(key)?.get_mut(key)
     }
 
-    /// Puts `entry` in place of the one with its key, if any, and returns that one.
-    pub(crate) fn insert(&mut self, entry: V) -> Option<V> {
-        let (at, fragment) = self.place(entry.key());
-        let found = self.shards.get(at)?.find(fragment, entry.key().borrow());
-        let shard = Arc::make_mut(self.shards.get_mut(at)?);
-        match found {
-            Ok(i) => shard.entries.get_mut(i).map(|slot| std::mem::replace(slot, entry)),
-            Err(i) => {
-                // Exactly one more: a shard keeps no spare room (the zone holds what it serves for long).
-                shard.fragments.reserve_exact(1);
-                shard.entries.reserve_exact(1);
-                shard.fragments.insert(i, fragment);
-                shard.entries.insert(i, entry);
-                self.len += 1;
-                None
-            }
+    pub(crate) fn insert(&mut self, key: K, value: V) -> Option<V> {
+        let old = self.shard_mut(&key)?.insert(key, value);
+        if old.is_none() {
+            self.len += 1;
         }
+        old
     }
 
     pub(crate) fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
-        V::Key: Borrow<Q>,
+        K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let (at, fragment) = self.place(key);
-        let found = self.shards.get(at)?.find(fragment, key).ok()?;
-        let shard = Arc::make_mut(self.shards.get_mut(at)?);
-        shard.fragments.remove(found);
-        let old = shard.entries.remove(found);
-        shard.fragments.shrink_to_fit();
-        shard.entries.shrink_to_fit();
-        self.len -= 1;
-        Some(old)
+        if !self.contains_key(key) {
+            return None;
+        }
+        let old = self.shard_mut(key)?.remove(key);
+        if old.is_some() {
+            self.len -= 1;
+        }
+        old
     }
 
-    /// Every entry, in no order.
+    /// Every value, in no order.
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
-        self.shards.iter().flat_map(|s| s.entries.iter())
+        self.shards.iter().flat_map(|s| s.values())
     }
 
     /// Every key and value, in no order.
@@ -200,7 +143,7 @@ impl<V: Keyed + Clone> ShardedMap<V> {
     /// one was copied from the other.
     #[cfg(test)]
     fn shares_shard_of<Q: Hash + ?Sized>(&self, other: &Self, key: &Q) -> bool {
-        let (at, _) = self.place(key);
+        let at = Self::shard_of(key);
         matches!((self.shards.get(at), other.shards.get(at)), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
     }
 }
@@ -209,24 +152,20 @@ impl<V: Keyed + Clone> ShardedMap<V> {
 mod tests {
     use super::*;
 
-    fn value<'a>(map: &'a ShardedMap<(String, u32)>, key: &str) -> Option<&'a u32> {
-        map.get(key).map(|(_, v)| v)
-    }
-
     #[test]
     fn a_copy_shares_what_it_did_not_change() {
-        let mut map: ShardedMap<(String, u32)> = ShardedMap::new();
+        let mut map: ShardedMap<String, u32> = ShardedMap::new();
         for i in 0..5_000 {
-            map.insert((format!("k{i}"), i));
+            map.insert(format!("k{i}"), i);
         }
         let mut copy = map.clone();
-        assert_eq!(copy.insert(("k1".into(), 100)), Some(("k1".into(), 1)));
-        assert_eq!(copy.insert(("new".into(), 7)), None);
-        assert_eq!(copy.remove("k2"), Some(("k2".into(), 2)));
+        copy.insert("k1".into(), 100);
+        copy.insert("new".into(), 7);
+        assert_eq!(copy.remove("k2"), Some(2));
         assert_eq!(copy.remove("absent"), None);
         assert_eq!((map.len(), copy.len()), (5_000, 5_000));
-        assert_eq!((value(&map, "k1"), value(&copy, "k1")), (Some(&1), Some(&100)));
-        assert_eq!((value(&map, "k2"), value(&copy, "k2")), (Some(&2), None));
+        assert_eq!((map.get("k1"), copy.get("k1")), (Some(&1), Some(&100)));
+        assert_eq!((map.get("k2"), copy.get("k2")), (Some(&2), None));
         assert!(map.get("new").is_none(), "the original is untouched");
         assert!(!map.shares_shard_of(&copy, "k1"), "a changed shard is the copy's own");
         let untouched = (0..5_000)
@@ -234,61 +173,21 @@ mod tests {
             .filter(|k| map.shares_shard_of(&copy, k.as_str()))
             .count();
         assert!(untouched > 4_900, "all but the changed shards are shared: {untouched}");
-        let mut values: Vec<u32> = copy.values().map(|(_, v)| *v).collect();
+        let mut values: Vec<u32> = copy.values().copied().collect();
         values.sort_unstable();
         assert_eq!(values.len(), 5_000);
         assert_eq!(values.last(), Some(&4_999));
-        for i in (0..5_000).filter(|&i| i != 1 && i != 2) {
-            assert_eq!(value(&copy, &format!("k{i}")), Some(&i), "every other key is found");
-        }
     }
 
     #[test]
     fn get_mut_changes_the_copy_alone() {
-        let mut map: ShardedMap<(String, u32)> = ShardedMap::new();
-        map.insert(("a".into(), 1));
+        let mut map: ShardedMap<String, u32> = ShardedMap::new();
+        map.insert("a".into(), 1);
         let mut copy = map.clone();
-        if let Some((_, v)) = copy.get_mut("a") {
+        if let Some(v) = copy.get_mut("a") {
             *v = 2;
         }
         assert!(copy.get_mut("b").is_none());
-        assert_eq!((value(&map, "a"), value(&copy, "a")), (Some(&1), Some(&2)));
-    }
-
-    #[test]
-    fn a_shard_holds_no_spare_room() {
-        let mut map: ShardedMap<(String, u32)> = ShardedMap::new();
-        for i in 0..3_000 {
-            map.insert((format!("k{i}"), i));
-        }
-        for i in 0..1_000 {
-            map.remove(format!("k{i}").as_str());
-        }
-        for shard in map.shards.iter() {
-            assert_eq!(shard.entries.capacity(), shard.entries.len());
-            assert_eq!(shard.fragments.capacity(), shard.fragments.len());
-            assert!(shard.fragments.is_sorted(), "fragments stay in order");
-        }
-        assert_eq!(map.values().count(), 2_000);
-    }
-
-    /// Keys whose hashes share a fragment sit side by side and are told apart by the key itself.
-    #[test]
-    fn equal_fragments_are_told_apart_by_the_key() {
-        let shard = Shard {
-            fragments: vec![1, 5, 5, 5, 9],
-            entries: ["a", "b", "c", "d", "e"].map(|k| (k.to_string(), 0_u32)).to_vec(),
-        };
-        assert_eq!(shard.find(5, "b"), Ok(1));
-        assert_eq!(shard.find(5, "d"), Ok(3));
-        assert_eq!(
-            shard.find(5, "e"),
-            Err(1),
-            "a key elsewhere is not taken for one of the run"
-        );
-        assert_eq!(shard.find(9, "e"), Ok(4));
-        assert_eq!(shard.find(7, "x"), Err(4));
-        assert_eq!(shard.find(0, "x"), Err(0));
-        assert_eq!(shard.find(10, "x"), Err(5));
+        assert_eq!((map.get("a"), copy.get("a")), (Some(&1), Some(&2)));
     }
 }

@@ -5,7 +5,7 @@
 //! only to copy the pointer), while a write ([`Zones::write`], one at a time) changes a copy of it and
 //! publishes the copy whole when it is done, so a query sees a write whole or not at all, and a serial
 //! always names exactly one zone content. The copy is cheap: the nodes are in shards shared between
-//! snapshots ([`ShardedMap`]), so a write copies the shards it changes, about 1/1024 of the zone per name,
+//! snapshots ([`ShardedSet`]), so a write copies the shards it changes, about 1/1024 of the zone per name,
 //! and the journal's diffs are shared too. Each write bumps the serial of the zones it touched once and
 //! journals what it removed and added; [`Zones::subscribe`] wakes whoever sends NOTIFY.
 //!
@@ -33,8 +33,8 @@ use tokio::sync::watch;
 
 use crate::config::{Limits, ZoneConfig};
 use crate::dnssec::ZoneSigning;
+use crate::keyed_shards::{Keyed, ShardedSet};
 use crate::set_data::SetData;
-use crate::shards::{Keyed, ShardedMap};
 
 /// Every zone the server answers for, shared by the provider (which writes) and the listeners (which read).
 #[derive(Debug)]
@@ -226,7 +226,7 @@ pub struct Zone {
     config: Arc<ZoneConfig>,
     origin: LowerName,
     serial: u32,
-    nodes: ShardedMap<Node>,
+    nodes: ShardedSet<Node>,
     journal: Journal,
     /// Records served, SOA and configured ones included.
     records: usize,
@@ -389,7 +389,7 @@ impl Zone {
         let mut zone = Zone {
             origin,
             serial,
-            nodes: ShardedMap::new(),
+            nodes: ShardedSet::new(),
             journal: Journal::new(limits.journal_changes),
             records: 0,
             signing: None,

@@ -1,0 +1,294 @@
+//! A set of keyed entries split into shards shared between copies, as [`crate::shards`]' map is, laid out
+//! for memory: what holds a zone's nodes ([`crate::zones`]), which live as long as they are served.
+//!
+//! An entry carries its own key ([`Keyed`]): a zone's node holds its lower-cased name once, as the key,
+//! not once in the map and again in the node. A key's hash picks its shard and orders the shard: each
+//! shard is two vectors cut to their length, the entries' hash fragments in ascending order and the
+//! entries beside them, so an entry costs its own size and four bytes, where a hash table per shard
+//! cost about 1.6 times its size (its load factor and control bytes, over shards of a dozen entries). A
+//! lookup hashes the key once (the shard and the fragment come from the same hash), binary-searches the
+//! fragments and compares the key only where they are equal. The hash is keyed per map at random
+//! ([`RandomState`], shared by the map's copies), so names cannot be chosen to crowd one shard.
+//!
+//! A shard shared with another copy is copied on its first change ([`Arc::make_mut`]); a shard changed
+//! again in the same copy is not.
+
+use std::borrow::Borrow;
+use std::hash::{BuildHasher, Hash, RandomState};
+use std::sync::Arc;
+
+/// Shards per map: a change to a zone of N names copies about N / 1024 of them, and an empty map costs
+/// the pointers alone (an empty shard allocates nothing).
+const SHARDS: usize = 1024;
+
+/// An entry that carries the key it is found by.
+pub(crate) trait Keyed {
+    /// The key type.
+    type Key: Hash + Eq;
+    /// The entry's key; it must not change while the entry is in a map.
+    fn key(&self) -> &Self::Key;
+}
+
+impl<K: Hash + Eq, V> Keyed for (K, V) {
+    type Key = K;
+
+    fn key(&self) -> &K {
+        &self.0
+    }
+}
+
+/// One shard: entries ordered by the fragment of their key's hash (equal fragments in no order).
+#[derive(Debug, Clone)]
+struct Shard<V> {
+    /// The high 32 bits of each entry's key hash, ascending.
+    fragments: Vec<u32>,
+    /// `entries[i]` is the entry whose fragment is `fragments[i]`.
+    entries: Vec<V>,
+}
+
+impl<V> Default for Shard<V> {
+    fn default() -> Self {
+        Shard {
+            fragments: Vec::new(),
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<V: Keyed> Shard<V> {
+    /// The position of the entry whose key is `key`, if any; else where an entry of `fragment` goes.
+    fn find<Q>(&self, fragment: u32, key: &Q) -> Result<usize, usize>
+    where
+        V::Key: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
+        let start = self.fragments.partition_point(|&f| f < fragment);
+        let same = self.fragments.get(start..).unwrap_or_default();
+        let run = same.iter().take_while(|&&f| f == fragment).count();
+        (start..start + run)
+            .find(|&i| self.entries.get(i).is_some_and(|e| e.key().borrow() == key))
+            .ok_or(start)
+    }
+}
+
+/// Entries `V` found by their [`Keyed::key`], in [`SHARDS`] shards, each shared between the copies that
+/// have not changed it.
+#[derive(Debug)]
+pub(crate) struct ShardedSet<V> {
+    shards: Box<[Arc<Shard<V>>]>,
+    hasher: RandomState,
+    len: usize,
+}
+
+impl<V> Clone for ShardedSet<V> {
+    /// A copy sharing every shard: [`SHARDS`] reference counts bumped, nothing else copied.
+    fn clone(&self) -> Self {
+        ShardedSet {
+            shards: self.shards.clone(),
+            hasher: self.hasher.clone(),
+            len: self.len,
+        }
+    }
+}
+
+impl<V: Keyed + Clone> ShardedSet<V> {
+    pub(crate) fn new() -> Self {
+        ShardedSet {
+            shards: (0..SHARDS).map(|_| Arc::new(Shard::default())).collect(),
+            hasher: RandomState::new(),
+            len: 0,
+        }
+    }
+
+    /// The key's shard and its fragment there.
+    fn place<Q: Hash + ?Sized>(&self, key: &Q) -> (usize, u32) {
+        let hash = self.hasher.hash_one(key);
+        ((hash % SHARDS as u64) as usize, (hash >> 32) as u32)
+    }
+
+    pub(crate) fn get<Q>(&self, key: &Q) -> Option<&V>
+    where
+        V::Key: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (at, fragment) = self.place(key);
+        let shard = self.shards.get(at)?;
+        shard.entries.get(shard.find(fragment, key).ok()?)
+    }
+
+    pub(crate) fn contains_key<Q>(&self, key: &Q) -> bool
+    where
+        V::Key: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.get(key).is_some()
+    }
+
+    /// The entry at `key` for changing (not its key); its shard is copied only when the key is there.
+    pub(crate) fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        V::Key: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (at, fragment) = self.place(key);
+        let found = self.shards.get(at)?.find(fragment, key).ok()?;
+        Arc::make_mut(self.shards.get_mut(at)?).entries.get_mut(found)
+    }
+
+    /// Puts `entry` in place of the one with its key, if any, and returns that one.
+    pub(crate) fn insert(&mut self, entry: V) -> Option<V> {
+        let (at, fragment) = self.place(entry.key());
+        let found = self.shards.get(at)?.find(fragment, entry.key().borrow());
+        let shard = Arc::make_mut(self.shards.get_mut(at)?);
+        match found {
+            Ok(i) => shard.entries.get_mut(i).map(|slot| std::mem::replace(slot, entry)),
+            Err(i) => {
+                // Exactly one more: a shard keeps no spare room (the zone holds what it serves for long).
+                shard.fragments.reserve_exact(1);
+                shard.entries.reserve_exact(1);
+                shard.fragments.insert(i, fragment);
+                shard.entries.insert(i, entry);
+                self.len += 1;
+                None
+            }
+        }
+    }
+
+    pub(crate) fn remove<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        V::Key: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (at, fragment) = self.place(key);
+        let found = self.shards.get(at)?.find(fragment, key).ok()?;
+        let shard = Arc::make_mut(self.shards.get_mut(at)?);
+        shard.fragments.remove(found);
+        let old = shard.entries.remove(found);
+        shard.fragments.shrink_to_fit();
+        shard.entries.shrink_to_fit();
+        self.len -= 1;
+        Some(old)
+    }
+
+    /// Every entry, in no order.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
+        self.shards.iter().flat_map(|s| s.entries.iter())
+    }
+
+    /// Every entry with its key, in no order.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&V::Key, &V)> {
+        self.values().map(|e| (e.key(), e))
+    }
+
+    /// Entries held.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether `self` and `other` hold the shard of `key` at the same address: neither changed it since
+    /// one was copied from the other.
+    #[cfg(test)]
+    fn shares_shard_of<Q: Hash + ?Sized>(&self, other: &Self, key: &Q) -> bool {
+        let (at, _) = self.place(key);
+        matches!((self.shards.get(at), other.shards.get(at)), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value<'a>(map: &'a ShardedSet<(String, u32)>, key: &str) -> Option<&'a u32> {
+        map.get(key).map(|(_, v)| v)
+    }
+
+    #[test]
+    fn a_copy_shares_what_it_did_not_change() {
+        let mut map: ShardedSet<(String, u32)> = ShardedSet::new();
+        for i in 0..5_000 {
+            map.insert((format!("k{i}"), i));
+        }
+        let mut copy = map.clone();
+        assert_eq!(copy.insert(("k1".into(), 100)), Some(("k1".into(), 1)));
+        assert_eq!(copy.insert(("new".into(), 7)), None);
+        assert_eq!(copy.remove("k2"), Some(("k2".into(), 2)));
+        assert_eq!(copy.remove("absent"), None);
+        assert_eq!((map.len(), copy.len()), (5_000, 5_000));
+        assert_eq!((value(&map, "k1"), value(&copy, "k1")), (Some(&1), Some(&100)));
+        assert_eq!((value(&map, "k2"), value(&copy, "k2")), (Some(&2), None));
+        assert!(map.get("new").is_none(), "the original is untouched");
+        assert!(!map.shares_shard_of(&copy, "k1"), "a changed shard is the copy's own");
+        let shared = map
+            .shards
+            .iter()
+            .zip(copy.shards.iter())
+            .filter(|(a, b)| Arc::ptr_eq(a, b))
+            .count();
+        assert!(
+            shared >= SHARDS - 3,
+            "all but the three changed shards are shared: {shared}"
+        );
+        let mut values: Vec<u32> = copy.values().map(|(_, v)| *v).collect();
+        values.sort_unstable();
+        assert_eq!(values.len(), 5_000);
+        assert_eq!(values.last(), Some(&4_999));
+        for i in (0..5_000).filter(|&i| i != 1 && i != 2) {
+            assert_eq!(value(&copy, &format!("k{i}")), Some(&i), "every other key is found");
+        }
+    }
+
+    #[test]
+    fn get_mut_changes_the_copy_alone() {
+        let mut map: ShardedSet<(String, u32)> = ShardedSet::new();
+        map.insert(("a".into(), 1));
+        let mut copy = map.clone();
+        if let Some((_, v)) = copy.get_mut("a") {
+            *v = 2;
+        }
+        assert!(copy.get_mut("b").is_none());
+        assert_eq!((value(&map, "a"), value(&copy, "a")), (Some(&1), Some(&2)));
+    }
+
+    #[test]
+    fn a_shard_holds_no_spare_room() {
+        let mut map: ShardedSet<(String, u32)> = ShardedSet::new();
+        for i in 0..3_000 {
+            map.insert((format!("k{i}"), i));
+        }
+        for i in 0..1_000 {
+            map.remove(format!("k{i}").as_str());
+        }
+        for shard in map.shards.iter() {
+            assert_eq!(shard.entries.capacity(), shard.entries.len());
+            assert_eq!(shard.fragments.capacity(), shard.fragments.len());
+            assert!(shard.fragments.is_sorted(), "fragments stay in order");
+        }
+        assert_eq!(map.values().count(), 2_000);
+        assert!(
+            map.iter().all(|(k, (key, _))| k == key),
+            "an entry is listed under its own key"
+        );
+    }
+
+    /// Keys whose hashes share a fragment sit side by side and are told apart by the key itself.
+    #[test]
+    fn equal_fragments_are_told_apart_by_the_key() {
+        let shard = Shard {
+            fragments: vec![1, 5, 5, 5, 9],
+            entries: ["a", "b", "c", "d", "e"].map(|k| (k.to_string(), 0_u32)).to_vec(),
+        };
+        assert_eq!(shard.find(5, "b"), Ok(1));
+        assert_eq!(shard.find(5, "d"), Ok(3));
+        assert_eq!(
+            shard.find(5, "e"),
+            Err(1),
+            "a key elsewhere is not taken for one of the run"
+        );
+        assert_eq!(shard.find(9, "e"), Ok(4));
+        assert_eq!(shard.find(7, "x"), Err(4));
+        assert_eq!(shard.find(0, "x"), Err(0));
+        assert_eq!(shard.find(10, "x"), Err(5));
+    }
+}
