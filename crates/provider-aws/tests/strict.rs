@@ -543,3 +543,50 @@ async fn tlsa_https_and_svcb_are_written_read_back_updated_and_deleted() {
         .expect("deleted: each matches what Route53 holds");
     assert!(fake.sets(&zone).is_empty(), "{:?}", fake.sets(&zone));
 }
+
+/// The apex records of issue 50 on Route53, which refuses a name outside the zone it is sent to: a child
+/// zone's apex (`sub.example.com`) is owned through `a-sub.example.com` in the parent zone, the top zone's
+/// apex (`example.com`, whose ownership name `a-example.com` no zone holds) is written without an ownership
+/// record, as external-dns v0.23.0 writes them; the sync does not fail.
+#[tokio::test]
+async fn apex_records_are_published_as_external_dns_publishes_them_and_no_sync_fails() {
+    use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
+    let fake = fast_fake();
+    let (top, sub) = (
+        fake.zone("example.com", false, &[]),
+        fake.zone("sub.example.com", false, &[]),
+    );
+    let ownership = Ownership::new(OwnershipConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    let registry = TxtRegistry::new(
+        std::sync::Arc::new(provider(config(&fake.url))),
+        TxtRegistryConfig::new(ownership),
+    );
+    let changes = [
+        Change::Create(a("example.com", "192.0.2.1")),
+        Change::Create(a("sub.example.com", "192.0.2.2")),
+    ];
+    let snapshot = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
+    registry
+        .apply(&snapshot, &changes)
+        .await
+        .unwrap_or_else(|e| panic!("both apexes are written: {e}"));
+    let placed = |zone: &str| -> Vec<String> {
+        let mut sets: Vec<String> = fake
+            .sets(zone)
+            .into_iter()
+            .filter(|s| s.kind != "SOA" && s.kind != "NS")
+            .map(|s| format!("{} {}", s.name, s.kind))
+            .collect();
+        sets.sort();
+        sets
+    };
+    assert_eq!(placed(&top), ["a-sub.example.com. TXT", "example.com. A"]);
+    assert_eq!(placed(&sub), ["sub.example.com. A"]);
+    let read = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let owner = |name: &str| {
+        let r = read.records.iter().find(|r| r.dns_name == name);
+        r.and_then(|r| r.owner().map(str::to_string))
+    };
+    assert_eq!(owner("sub.example.com").as_deref(), Some("default"));
+    assert_eq!(owner("example.com"), None, "nobody's, as external-dns leaves it");
+}
