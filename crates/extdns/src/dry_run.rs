@@ -6,7 +6,8 @@
 //!
 //! Besides the sync's report it keeps what explain needs and the report does not carry: the outcome of
 //! every name ([`NameStatuses`], the same model the status writers and `/summary` read) and the records
-//! the registry read, with their owners.
+//! the registry read, with their owners; and what `extdns plan` shows of shared names, previewed from that
+//! same read (the zones are read once).
 
 use std::sync::{Arc, Mutex};
 
@@ -14,6 +15,7 @@ use async_trait::async_trait;
 use extdns_controller::{CancellationToken, Metrics, NameStatuses, SyncReport};
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
 use extdns_provider::{ChangeFailure, Provider};
+use extdns_registry::shared::{SharedName, SharedRegistry};
 use extdns_registry::{Registry, RegistryError, Snapshot, Written};
 
 use crate::run::{ONCE_SYNC_TIMEOUT, REVISION, VERSION, flagged};
@@ -30,6 +32,9 @@ pub struct DryRun {
     pub records: Vec<Endpoint>,
     /// The provider's zones (its domain filter).
     pub zones: DomainFilter,
+    /// The shared records the read found, each owner's contribution and what pruning would do (empty
+    /// with a registry that keeps none).
+    pub shared: Vec<SharedName>,
 }
 
 /// One dry-run sync with `provider`, as the settings say otherwise.
@@ -37,10 +42,11 @@ pub async fn dry_run(settings: &Settings, provider: Arc<dyn Provider>) -> anyhow
     let mut settings = settings.clone();
     settings.controller.dry_run = true;
     let metrics = Arc::new(Metrics::new(VERSION, REVISION));
+    let previewer = crate::plan_shared::previewer(&settings.registry, provider.clone())?;
     let registry = extdns_wiring::registry_for(&settings, provider, &metrics)
         .await
         .map_err(flagged)?;
-    let recording = Arc::new(Recording::new(registry));
+    let recording = Arc::new(Recording::new(registry, previewer));
     let controller = extdns_wiring::controller_with_registry(&settings, recording.clone(), metrics.clone())
         .await
         .map_err(flagged)?
@@ -53,27 +59,40 @@ pub async fn dry_run(settings: &Settings, provider: Arc<dyn Provider>) -> anyhow
         names: metrics.names().latest(),
         records: recording.take(),
         zones: recording.domain_filter(),
+        shared: recording.take_shared(),
     })
 }
 
 /// A registry that keeps a copy of the records it read: the plan's own view of the zone, so what explain
-/// says about a name's owner is what the sync decided from, with no second read.
+/// says about a name's owner, and what plan shows of shared names, is what the sync decided from, with no
+/// second read.
 struct Recording {
     inner: Arc<dyn Registry>,
     read: Mutex<Vec<Endpoint>>,
+    /// Previews the shared names of each read (the shared layer over the same provider and settings as
+    /// `inner`, which it reads nothing through); `None` with a registry that keeps none.
+    previewer: Option<SharedRegistry>,
+    shared: Mutex<Vec<SharedName>>,
 }
 
 impl Recording {
-    fn new(inner: Arc<dyn Registry>) -> Self {
+    fn new(inner: Arc<dyn Registry>, previewer: Option<SharedRegistry>) -> Self {
         Recording {
             inner,
             read: Mutex::new(Vec::new()),
+            previewer,
+            shared: Mutex::new(Vec::new()),
         }
     }
 
     /// The records of the last read.
     fn take(&self) -> Vec<Endpoint> {
         std::mem::take(&mut *self.read.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The shared names of the last read.
+    fn take_shared(&self) -> Vec<SharedName> {
+        std::mem::take(&mut *self.shared.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
@@ -82,6 +101,9 @@ impl Registry for Recording {
     async fn records(&self) -> Result<Snapshot, RegistryError> {
         let snapshot = self.inner.records().await?;
         *self.read.lock().unwrap_or_else(|p| p.into_inner()) = snapshot.records.to_vec();
+        if let Some(previewer) = &self.previewer {
+            *self.shared.lock().unwrap_or_else(|p| p.into_inner()) = previewer.preview(&snapshot);
+        }
         Ok(snapshot)
     }
 

@@ -33,10 +33,21 @@ pub async fn plan_with(settings: &Settings, provider: Arc<dyn Provider>) -> anyh
 /// The command: plan, print in the chosen format, and return the exit code.
 pub async fn run(settings: &Settings, output: OutputFormat, out: &mut dyn Write) -> anyhow::Result<u8> {
     let provider = build_provider(&settings.provider).await?;
-    let report = plan_with(settings, provider.clone()).await?;
+    run_with(settings, provider, output, out).await
+}
+
+/// [`run`] with a given provider.
+pub async fn run_with(
+    settings: &Settings,
+    provider: Arc<dyn Provider>,
+    output: OutputFormat,
+    out: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let run = dry_run(settings, provider).await?;
+    let (report, shared) = (run.report, run.shared);
     let owner = settings.controller.plan.owner_id.as_str();
-    // Shared names (issue 47): each owner's contribution and what pruning would do, after the changes.
-    let shared = crate::plan_shared::shared_names(&settings.registry, provider).await?;
+    // Shared names (issue 47): each owner's contribution and what pruning would do, after the changes,
+    // from the read the sync planned from.
     let text = match output {
         OutputFormat::Table => render_table(&report, owner) + &crate::plan_shared::render(&shared, owner),
         OutputFormat::Json => render_json_with_shared(&report, owner, crate::plan_shared::to_json(&shared, owner)),

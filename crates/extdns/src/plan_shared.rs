@@ -1,28 +1,28 @@
 //! `extdns plan`'s section on shared names (issue 47, docs/shared-names.md): each owner's contribution to
 //! each shared record in the zones, its heartbeat's age, and which owners this owner's next upkeep would
-//! prune. Read from the provider as the controller reads it; nothing is written.
+//! prune. Previewed from the read the plan's dry-run sync made (`crate::dry_run`); nothing is written.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 
 use extdns_provider::Provider;
-use extdns_registry::shared::SharedName;
-use extdns_registry::{OwnershipStore, Registry};
+use extdns_registry::OwnershipStore;
+use extdns_registry::shared::{SharedName, SharedRegistry};
 use extdns_wiring::RegistrySettings;
 use serde::Serialize;
 
-/// The shared records the zones hold, as this owner sees them; empty when the registry keeps none (a
-/// registry other than `txt`, or `--txt-ownership=metadata`).
-pub async fn shared_names(settings: &RegistrySettings, provider: Arc<dyn Provider>) -> anyhow::Result<Vec<SharedName>> {
+/// The shared layer that previews a read's shared names for `extdns plan` (over the same provider and
+/// settings as the registry the sync reads through, so it understands that registry's snapshots); `None`
+/// when the registry keeps none (a registry other than `txt`, or `--txt-ownership=metadata`). It reads
+/// nothing itself: [`SharedRegistry::preview`] works from the sync's own read.
+pub fn previewer(settings: &RegistrySettings, provider: Arc<dyn Provider>) -> anyhow::Result<Option<SharedRegistry>> {
     let RegistrySettings::Txt(config) = settings else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     if config.store != OwnershipStore::Txt {
-        return Ok(Vec::new());
+        return Ok(None);
     }
-    let registry = extdns_wiring::shared_registry(config, provider)?;
-    let snapshot = registry.records().await?;
-    Ok(registry.preview(&snapshot))
+    Ok(Some(extdns_wiring::shared_registry(config, provider)?))
 }
 
 /// The section as text: one block per shared record, one line per owner; empty without shared records.
@@ -50,7 +50,17 @@ pub fn render(names: &[SharedName], owner_id: &str) -> String {
                 .map_or("no heartbeat".to_string(), |s| format!("heartbeat {s}s ago"));
             let me = if o.owner == owner_id { " (this owner)" } else { "" };
             let prune = if o.pruned { "  -> would be pruned" } else { "" };
-            let _ = writeln!(out, "    {}{me}: {}  [{age}]{prune}", o.owner, o.targets.join(" "));
+            let unhealthy = if o.unhealthy.is_empty() {
+                String::new()
+            } else {
+                format!(" (unhealthy: {})", o.unhealthy.join(" "))
+            };
+            let _ = writeln!(
+                out,
+                "    {}{me}: {}{unhealthy}  [{age}]{prune}",
+                o.owner,
+                o.targets.join(" ")
+            );
         }
     }
     out
@@ -78,6 +88,9 @@ struct OwnerJson<'a> {
     /// Whether it is the owner running the plan.
     this_owner: bool,
     targets: &'a [String],
+    /// Those of `targets` its health checks find unhealthy; left out when none is.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    unhealthy: &'a [String],
     /// Seconds since its heartbeat in the record's domain; `null` without one.
     heartbeat_age_seconds: Option<u64>,
     /// Whether this owner's next upkeep would prune it.
@@ -104,6 +117,7 @@ pub fn to_json(names: &[SharedName], owner_id: &str) -> Option<serde_json::Value
                     owner: &o.owner,
                     this_owner: o.owner == owner_id,
                     targets: &o.targets,
+                    unhealthy: &o.unhealthy,
                     heartbeat_age_seconds: o.heartbeat_age,
                     would_be_pruned: o.pruned,
                 })
@@ -120,7 +134,7 @@ mod tests {
 
     use extdns_endpoint::{Endpoint, RecordType};
     use extdns_provider::InMemoryProvider;
-    use extdns_registry::{Ownership, OwnershipConfig, TxtRegistryConfig};
+    use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistryConfig};
 
     use super::*;
 
@@ -142,12 +156,21 @@ mod tests {
                 "\"heritage=extdns-shared,kind=targets,owner=cluster-b,record=web.example.org,type=A,targets=192.0.2.2\"",
             ),
         ];
-        let provider = Arc::new(InMemoryProvider::with_records(vec!["example.org".into()], records));
+        previewed(Arc::new(InMemoryProvider::with_records(
+            vec!["example.org".into()],
+            records,
+        )))
+        .await
+    }
+
+    /// What `cluster-a` previews of the shared names `provider` holds.
+    async fn previewed(provider: Arc<dyn Provider>) -> anyhow::Result<Vec<SharedName>> {
         let mut config = OwnershipConfig::default();
         config.owner_id = "cluster-a".into();
         let ownership = Ownership::new(config)?;
         let settings = RegistrySettings::Txt(Box::new(TxtRegistryConfig::new(ownership)));
-        shared_names(&settings, provider).await
+        let previewer = previewer(&settings, provider)?.ok_or_else(|| anyhow::anyhow!("no shared layer"))?;
+        Ok(previewer.preview(&previewer.records().await?))
     }
 
     #[tokio::test]
@@ -201,6 +224,102 @@ mod tests {
         let doc: serde_json::Value =
             serde_json::from_str(&crate::plan::render_json_with_shared(&report, "cluster-a", None))?;
         assert_eq!(doc.get("shared"), None);
+        Ok(())
+    }
+
+    /// The in-memory zone, counting its reads.
+    struct CountingReads {
+        inner: InMemoryProvider,
+        reads: std::sync::atomic::AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl Provider for CountingReads {
+        async fn records(&self) -> Result<extdns_provider::Records, extdns_provider::ProviderError> {
+            self.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.inner.records().await
+        }
+        async fn apply(
+            &self,
+            read: &extdns_provider::ReadState,
+            units: &[extdns_provider::Unit<'_>],
+        ) -> Result<(), extdns_provider::ProviderError> {
+            self.inner.apply(read, units).await
+        }
+        fn domain_filter(&self) -> extdns_endpoint::DomainFilter {
+            self.inner.domain_filter()
+        }
+        fn placement(&self, read: &extdns_provider::ReadState, name: &str) -> extdns_provider::zone::Placement {
+            self.inner.placement(read, name)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_plan_with_shared_names_reads_the_zone_once() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        std::fs::write(
+            dir.path().join("web.yaml"),
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\n  annotations:\n    \
+             external-dns.kubernetes.io/hostname: web.example.org\n    external-dns.kubernetes.io/shared: \"true\"\n\
+             spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.1\n  ports:\n    - port: 80\nstatus:\n  \
+             loadBalancer:\n    ingress:\n      - ip: 192.0.2.1\n",
+        )?;
+        let records = vec![
+            Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]),
+            txt(
+                "cluster-a._extdns-shared.a-web.example.org",
+                "\"heritage=extdns-shared,kind=targets,owner=cluster-a,record=web.example.org,type=A,resource=service/default/web,targets=192.0.2.1\"",
+            ),
+            txt(
+                "cluster-b._extdns-shared.a-web.example.org",
+                "\"heritage=extdns-shared,kind=targets,owner=cluster-b,record=web.example.org,type=A,targets=192.0.2.2 192.0.2.3,unhealthy=192.0.2.3\"",
+            ),
+        ];
+        let provider = Arc::new(CountingReads {
+            inner: InMemoryProvider::with_records(vec!["example.org".into()], records),
+            reads: std::sync::atomic::AtomicUsize::new(0),
+        });
+        let manifests = dir.path().to_str().ok_or_else(|| anyhow::anyhow!("path"))?;
+        let cli = crate::flags::try_parse_from([
+            "extdns",
+            "--source=service",
+            "--provider=inmemory",
+            "--policy=sync",
+            "--txt-owner-id=cluster-a",
+            "--manifests",
+            manifests,
+        ])?;
+        let settings = crate::settings::controller(&cli.flags)?;
+        let mut out = Vec::new();
+        let code =
+            crate::plan::run_with(&settings, provider.clone(), crate::flags::OutputFormat::Json, &mut out).await?;
+        // One read serves the sync and the shared section: the provider was read once, for its one zone.
+        assert_eq!(provider.reads.load(std::sync::atomic::Ordering::Relaxed), 1);
+        let doc: serde_json::Value = serde_json::from_slice(&out)?;
+        assert_eq!(code, 0, "{doc}");
+        assert_eq!(doc["shared"][0]["dnsName"], "web.example.org", "{doc}");
+        assert_eq!(
+            doc["shared"][0]["published"],
+            serde_json::json!(["192.0.2.1", "192.0.2.2"])
+        );
+        let owners: Vec<&str> = doc["shared"][0]["owners"]
+            .as_array()
+            .ok_or_else(|| anyhow::anyhow!("owners: {doc}"))?
+            .iter()
+            .filter_map(|o| o["owner"].as_str())
+            .collect();
+        assert_eq!(owners, ["cluster-a", "cluster-b"]);
+        // Each owner's health verdict, where it has one.
+        assert_eq!(doc["shared"][0]["owners"][0].get("unhealthy"), None, "{doc}");
+        assert_eq!(
+            doc["shared"][0]["owners"][1]["unhealthy"],
+            serde_json::json!(["192.0.2.3"])
+        );
+        let text = render(&previewed(provider).await?, "cluster-a");
+        assert!(
+            text.contains("cluster-b: 192.0.2.2 192.0.2.3 (unhealthy: 192.0.2.3)  [no heartbeat]\n"),
+            "{text}"
+        );
         Ok(())
     }
 }

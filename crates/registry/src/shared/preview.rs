@@ -13,8 +13,11 @@ use crate::Snapshot;
 pub struct OwnerShare {
     /// Its `--txt-owner-id`.
     pub owner: String,
-    /// Its targets.
+    /// Its targets, healthy or not.
     pub targets: Vec<String>,
+    /// Those of its targets its health checks find unhealthy (published only when no target of the name
+    /// is healthy).
+    pub unhealthy: Vec<String>,
     /// Seconds since its heartbeat in the record's domain was written (by its clock against ours); `None`
     /// without one.
     pub heartbeat_age: Option<u64>,
@@ -68,6 +71,7 @@ impl SharedRegistry {
                         .map(|s| OwnerShare {
                             owner: s.value.owner.clone(),
                             targets: s.value.targets.clone(),
+                            unhealthy: s.value.unhealthy.clone(),
                             heartbeat_age: view
                                 .heartbeats
                                 .get(&domain)

@@ -122,26 +122,22 @@ impl SharedView {
     /// The targets `key`'s record publishes from the contributions of owners `keep` accepts, with ours
     /// (`ours`, when given) in place of what the zone holds of ours: [`health::published`].
     pub(crate) fn published(&self, key: &Key, keep: impl Fn(&str) -> bool, ours: Option<&Contribution>) -> Vec<String> {
-        let stored = self
-            .contributions
-            .get(key)
-            .into_iter()
-            .flat_map(|m| m.values())
-            .map(|s| &s.value)
-            .filter(|c| keep(&c.owner));
-        health::published(stored.chain(ours))
+        health::published(self.kept(key, keep).chain(ours))
     }
 
     /// Whether [`SharedView::published`] of the same arguments fails open: targets, none of them healthy.
     pub(crate) fn fails_open(&self, key: &Key, keep: impl Fn(&str) -> bool, ours: Option<&Contribution>) -> bool {
-        let stored = self
-            .contributions
+        health::fails_open(self.kept(key, keep).chain(ours))
+    }
+
+    /// `key`'s contributions by owners `keep` accepts.
+    fn kept(&self, key: &Key, keep: impl Fn(&str) -> bool) -> impl Iterator<Item = &Contribution> {
+        self.contributions
             .get(key)
             .into_iter()
             .flat_map(|m| m.values())
             .map(|s| &s.value)
-            .filter(|c| keep(&c.owner));
-        health::fails_open(stored.chain(ours))
+            .filter(move |c| keep(&c.owner))
     }
 }
 
