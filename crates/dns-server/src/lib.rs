@@ -45,10 +45,6 @@ pub mod tls;
 // Transfers of a signed zone to secondaries.
 mod signed_transfer;
 // The tail latency: batched UDP I/O, and zones copied by shard so queries never wait for a write.
-#[allow(
-    dead_code,
-    reason = "the zone's nodes moved to keyed_shards; the signer's maps of the signing work (issue 49) use it"
-)]
 mod shards;
 mod udp;
 // The served records' memory: nodes in sorted shards, a set's data held compactly.

@@ -842,7 +842,7 @@ impl Zone {
 }
 
 /// The zone's nodes as the NSEC chain reads them.
-struct ChainView<'a>(&'a ShardedMap<LowerName, Node>);
+struct ChainView<'a>(&'a ShardedSet<Node>);
 
 impl crate::dnssec::ZoneNames for ChainView<'_> {
     fn types(&self, name: &LowerName) -> Vec<RecordType> {
