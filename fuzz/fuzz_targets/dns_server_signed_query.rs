@@ -1,7 +1,7 @@
 //! The built-in DNS server's query path over a DNSSEC-signed zone: any bytes arriving on its UDP port get
 //! a well-formed answer or nothing, never a panic, and every RRSIG an answer carries verifies with the
 //! zone's DNSKEY over the records it covers in that section: stored signatures (plain and wildcard) and
-//! the NSECs of compact denial signed on the spot alike.
+//! the NSECs of the zone's chain (signed when the zone was written) alike.
 //!
 //! The zone has every answer shape: data, a CNAME chain, a wildcard, an empty non-terminal, a delegation
 //! with glue, an MX with an in-zone target, and a record set too big for UDP.

@@ -183,7 +183,7 @@ pub(crate) mod tests {
     use hickory_proto::dnssec::{PublicKey, TBS};
     use hickory_proto::op::{Edns, Message, MessageType, OpCode, Query, ResponseCode};
     use hickory_proto::rr::rdata::NS;
-    use hickory_proto::rr::{DNSClass, LowerName, RData, Record, RecordType};
+    use hickory_proto::rr::{DNSClass, LowerName, Name, RData, Record, RecordType};
 
     use crate::answer::respond;
     use crate::answer::tests::{a, cname, name, set};
@@ -441,20 +441,28 @@ pub(crate) mod tests {
         );
     }
 
-    /// The chain of the zone, as (owner, next, types) in canonical order.
-    fn chain(zones: &Zones) -> Vec<(String, String, Vec<RecordType>)> {
-        let set = zones.read();
-        let signing = set.zones()[0].signing().expect("signed");
-        signing
-            .chain_records()
+    /// The NSECs among `records`, as (owner, next, types), in their order.
+    pub(crate) fn nsec_links(records: &[Record]) -> Vec<(Name, Name, Vec<RecordType>)> {
+        records
+            .iter()
             .filter_map(|r| match &r.data {
                 RData::DNSSEC(DNSSECRData::NSEC(n)) => Some((
-                    r.name.to_string(),
-                    n.next_domain_name().to_string(),
+                    r.name.clone(),
+                    n.next_domain_name().clone(),
                     n.type_bit_maps().collect(),
                 )),
                 _ => None,
             })
+            .collect()
+    }
+
+    /// The chain of the zone, as (owner, next, types) in canonical order.
+    fn chain(zones: &Zones) -> Vec<(String, String, Vec<RecordType>)> {
+        let set = zones.read();
+        let records: Vec<Record> = set.zones()[0].signing().expect("signed").chain_records().collect();
+        nsec_links(&records)
+            .into_iter()
+            .map(|(owner, next, types)| (owner.to_string(), next.to_string(), types))
             .collect()
     }
 

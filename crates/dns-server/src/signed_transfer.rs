@@ -183,17 +183,7 @@ mod tests {
     #[test]
     fn the_nsec_chain_links_every_authoritative_name_in_canonical_order_back_to_the_apex() {
         let records = transferred();
-        let links: Vec<(Name, Name, Vec<RecordType>)> = records
-            .iter()
-            .filter_map(|r| match &r.data {
-                RData::DNSSEC(DNSSECRData::NSEC(n)) => Some((
-                    r.name.clone(),
-                    n.next_domain_name().clone(),
-                    n.type_bit_maps().collect(),
-                )),
-                _ => None,
-            })
-            .collect();
+        let links = crate::dnssec_answer::tests::nsec_links(&records);
         let owners: Vec<String> = links.iter().map(|(o, _, _)| o.to_string()).collect();
         assert_eq!(
             owners,

@@ -419,6 +419,20 @@ mod tests {
         Name::from_ascii(s).expect("name")
     }
 
+    /// A rollover from `current` to `next`, the new key signing, the parent's DS not swapped yet.
+    fn active(current: ZoneKey, next: ZoneKey) -> KeyRing {
+        KeyRing {
+            current,
+            next: Some(next),
+            state: Some(RollState::Rolling {
+                published: 10,
+                active: Some(20),
+                ds_swapped: None,
+            }),
+            held: None,
+        }
+    }
+
     fn timings() -> extdns_dns_server::dnssec::rollover::RollTimings {
         extdns_dns_server::dnssec::rollover::RollTimings {
             dnskey_ttl: 60,
@@ -454,16 +468,7 @@ mod tests {
     fn a_rollover_is_kept_in_the_secret_and_its_entries_go_when_it_ends() {
         let zone = Name::from_ascii("example.org.").expect("name");
         let other = Name::from_ascii("other.org.").expect("name");
-        let rolling = KeyRing {
-            current: key(),
-            next: Some(key()),
-            state: Some(RollState::Rolling {
-                published: 10,
-                active: Some(20),
-                ds_swapped: None,
-            }),
-            held: None,
-        };
+        let rolling = active(key(), key());
         let mut secret = Secret {
             data: Some(data(&BTreeMap::from([
                 (zone.clone(), rolling.clone()),
@@ -549,16 +554,7 @@ mod tests {
     fn requested_written_by_hand_during_a_rollover_is_refused_and_keeps_the_incoming_key() {
         let zone = name("example.org.");
         let (old, new) = (key(), key());
-        let rolling = KeyRing {
-            current: old.clone(),
-            next: Some(new.clone()),
-            state: Some(RollState::Rolling {
-                published: 10,
-                active: Some(20),
-                ds_swapped: None,
-            }),
-            held: None,
-        };
+        let rolling = active(old.clone(), new.clone());
         let mut secret = Secret {
             data: Some(data(&BTreeMap::from([(zone.clone(), rolling)]))),
             ..Secret::default()
