@@ -62,15 +62,6 @@ impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
         self.shard(key)?.get(key)
     }
 
-    /// The key as stored and its value (a lookup by a borrowed key that needs the owned one).
-    pub(crate) fn get_key_value<Q>(&self, key: &Q) -> Option<(&K, &V)>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.shard(key)?.get_key_value(key)
-    }
-
     pub(crate) fn contains_key<Q>(&self, key: &Q) -> bool
     where
         K: Borrow<Q>,
@@ -112,11 +103,6 @@ impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
             self.len -= 1;
         }
         old
-    }
-
-    /// Every value, in no order.
-    pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
-        self.shards.iter().flat_map(|s| s.values())
     }
 
     /// Every key and value, in no order.
@@ -173,7 +159,7 @@ mod tests {
             .filter(|k| map.shares_shard_of(&copy, k.as_str()))
             .count();
         assert!(untouched > 4_900, "all but the changed shards are shared: {untouched}");
-        let mut values: Vec<u32> = copy.values().copied().collect();
+        let mut values: Vec<u32> = copy.iter().map(|(_, v)| *v).collect();
         values.sort_unstable();
         assert_eq!(values.len(), 5_000);
         assert_eq!(values.last(), Some(&4_999));
