@@ -450,6 +450,9 @@ impl StatusWriter {
             return (!self.pending.is_empty()).then(|| now + RETRY_EVERY);
         }
         self.forbidden.retain(|_, until| *until > now);
+        if self.view_moved() {
+            return Some(now);
+        }
         let mut failed = Vec::new();
         let due: Vec<ObjectKey> = self
             .pending
@@ -462,7 +465,9 @@ impl StatusWriter {
                 continue;
             }
             if self.view_moved() {
-                // A change is on its way to DNS: the rest waits for its sync.
+                // A change is on its way to DNS: the rest waits for its sync. What failed in this burst
+                // goes back to pending first, or it would wait for the next change of the book.
+                self.pending.extend(failed);
                 return Some(now);
             }
             if !self.bucket.take(now) {
