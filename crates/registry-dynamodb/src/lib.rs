@@ -561,7 +561,10 @@ impl Registry for DynamoDbRegistry {
                 }
                 Change::Delete(r) if !refused => {
                     let key = ItemKey::of(r);
-                    after.push((Some(at), key.clone(), items::delete(table, &key, owner), None));
+                    // A record read as ours through a migration or an adoption still has its item under the
+                    // old owner: the delete's condition names the owner the item holds.
+                    let holder = read.foreign.get(&key).map_or(owner, |(from, _)| from.as_str());
+                    after.push((Some(at), key.clone(), items::delete(table, &key, holder), None));
                 }
                 _ => {}
             }

@@ -627,3 +627,31 @@ async fn issue_6671_migrating_takes_identical_records_over_their_items_and_txt_r
     assert_eq!(zone, ["192.0.2.1", "192.0.2.2"], "the records themselves unchanged");
     Ok(())
 }
+
+/// A record read as ours through `--migrate-from-txt-owner` whose object is gone is deleted with its item: the
+/// item's condition names the old owner it still holds, so the delete is neither reported failed nor leaves an
+/// item that would block the name later.
+#[tokio::test]
+async fn a_migrated_record_no_longer_wanted_is_deleted_with_its_old_owners_item() -> Result<(), RegistryError> {
+    let fake = Fake::start().await;
+    fake.table(TABLE);
+    let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+    let gone = a("one.example.org", "192.0.2.1");
+    fake.put(TABLE, item("one.example.org#A#", "old", "service/default/one"));
+    provider.insert([gone]);
+    let mut migrating = ownership("me");
+    migrating.migrate_from_owner = Some("old".into());
+    let registry = registry_with(&fake, provider.clone(), migrating);
+    let config = PlanConfig {
+        old_owner_id: Some("old".into()),
+        ..plan("me")
+    };
+    let changes = sync(&registry, &config, &[]).await?;
+    assert_eq!(changes.len(), 1, "the record is deleted: {changes:?}");
+    assert!(fake.items(TABLE).is_empty(), "its item goes with it");
+    assert!(
+        provider.snapshot().iter().all(|e| e.record_type != RecordType::A),
+        "the record is gone from the zone"
+    );
+    Ok(())
+}
