@@ -336,7 +336,25 @@ impl Registry for SharedRegistry {
         }
         let wrote_plain = !split.plain.is_empty();
         written.withheld.extend(split.withheld);
-        let shared = self.write_shared(snapshot, view, &split.shared).await?;
+        let shared = match self.write_shared(snapshot, view, &split.shared).await {
+            Ok(shared) => shared,
+            // The plain changes are in the zone: report them written and the shared ones failed.
+            Err(error) if wrote_plain => write::SharedWrite {
+                failed: split
+                    .shared
+                    .iter()
+                    .map(|c| {
+                        extdns_provider::ChangeFailure::new(
+                            c.endpoint(),
+                            extdns_provider::FailureKind::Transient,
+                            error.to_string(),
+                        )
+                    })
+                    .collect(),
+                ..write::SharedWrite::default()
+            },
+            Err(error) => return Err(error),
+        };
         written.withheld.extend(shared.withheld);
         if let Some(whole) = shared.whole
             && !wrote_plain
