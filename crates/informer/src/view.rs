@@ -632,8 +632,16 @@ impl DnsEndpoint {
     /// `generation` is a change of the spec, so it is not status: the sync it wakes writes the new
     /// `observedGeneration`.
     pub fn differs_only_in_status(&self, old: &DnsEndpoint) -> bool {
-        let status_differs = self.observed_generation != old.observed_generation || self.conditions != old.conditions;
-        status_differs && self.meta == old.meta && self.generation == old.generation && self.endpoints == old.endpoints
+        // Destructured whole, so a field added later must be placed on one side or the other here.
+        let DnsEndpoint {
+            meta,
+            generation,
+            observed_generation,
+            conditions,
+            endpoints,
+        } = self;
+        let status_differs = *observed_generation != old.observed_generation || *conditions != old.conditions;
+        status_differs && *meta == old.meta && *generation == old.generation && *endpoints == old.endpoints
     }
 }
 
