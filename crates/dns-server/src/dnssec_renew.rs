@@ -152,7 +152,7 @@ async fn follow_keys_with(
     mut rekey: impl FnMut(&Zones, &Name, &ZoneKeys, u32) -> Result<bool, DnssecError>,
     first_retry: Duration,
 ) {
-    loop {
+    'updates: loop {
         tokio::select! {
             () = shutdown.cancelled() => return,
             changed = updates.changed() => {
@@ -165,8 +165,11 @@ async fn follow_keys_with(
         let mut wait = first_retry;
         let now = loop {
             let now = crate::dnssec::now();
-            let Err(e) = rekey(&zones, &origin, &keys, now) else {
-                break now;
+            let e = match rekey(&zones, &origin, &keys, now) {
+                Ok(true) => break now,
+                // No such signed zone: nothing to re-sign, no serial to move.
+                Ok(false) => continue 'updates,
+                Err(e) => e,
             };
             // The keys were taken from the watch: unless tried again here, this replica would never
             // sign with them (the keeper does not send the same keys twice).

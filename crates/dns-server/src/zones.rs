@@ -707,6 +707,10 @@ impl Zone {
     /// Signs the NSECs of a signed zone's chain that this write changed.
     fn sign_chain(&mut self) {
         let ttl = self.negative_ttl();
+        // A zone this write did not touch keeps sharing its signing state with the published snapshot.
+        if !self.signing.as_ref().is_some_and(|s| s.has_stale()) {
+            return;
+        }
         let Some(signing) = self.signing.as_mut().map(Arc::make_mut) else {
             return;
         };

@@ -263,15 +263,36 @@ impl ZoneSigning {
         stale.sort_unstable();
         stale.dedup();
         // A predecessor noted before later writes may have left the chain or gained a new successor:
-        // each link is made from the chain as it is now.
-        for name in &stale {
-            if let Some(before) = self.chain.before(name) {
-                let before = before.clone();
-                self.refresh_link(names, &before, ttl, now)?;
+        // each link is made from the chain as it is now. A link that cannot be signed stays noted, with
+        // every one after it, so the next write or renewal tries them again rather than serving the old
+        // links for good.
+        for at in 0..stale.len() {
+            if let Err(e) = self.refresh_around(names, &stale[at], ttl, now) {
+                self.stale.extend(stale.drain(at..));
+                return Err(e);
             }
-            self.refresh_link(names, name, ttl, now)?;
         }
         Ok(())
+    }
+
+    /// Whether writes since the last [`ZoneSigning::sign_chain`] left links to sign.
+    pub(crate) fn has_stale(&self) -> bool {
+        !self.stale.is_empty()
+    }
+
+    /// Refreshes `name`'s link and its predecessor's.
+    fn refresh_around(
+        &mut self,
+        names: &impl ZoneNames,
+        name: &LowerName,
+        ttl: u32,
+        now: u32,
+    ) -> Result<(), DnssecError> {
+        if let Some(before) = self.chain.before(name) {
+            let before = before.clone();
+            self.refresh_link(names, &before, ttl, now)?;
+        }
+        self.refresh_link(names, name, ttl, now)
     }
 
     /// Whether `name` is below a delegation (its data is glue, not the zone's).
