@@ -1,8 +1,8 @@
 //! `--provider=dns-server`: the controller's writes go into the served zones, through the same
 //! [`Provider`] path as every other backend, so a change is on the wire as soon as the plan is applied.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use extdns_dns_wire::codec;
@@ -21,6 +21,9 @@ pub struct DnsServerProvider {
     zones: Arc<Zones>,
     default_ttl: u32,
     filter: DomainFilter,
+    /// The (name, type, TTL) whose cap was warned of: the plan adjusts at every sync, and a warning
+    /// repeated each interval buries the others. A log's memory only: nothing decided depends on it.
+    capped_told: Arc<Mutex<HashSet<(String, String, u32)>>>,
 }
 
 impl DnsServerProvider {
@@ -36,6 +39,7 @@ impl DnsServerProvider {
             filter: DomainFilter::new(&origins, &[]),
             zones,
             default_ttl,
+            capped_told: Arc::default(),
         }
     }
 }
@@ -231,10 +235,28 @@ impl Provider for DnsServerProvider {
     /// compares what is served with what is asked and never updates a capped record again.
     async fn adjust_endpoints(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
         let zones = self.zones.read();
+        let bounded = zones
+            .zones()
+            .iter()
+            .any(|z| z.config().dnssec.as_ref().is_some_and(|d| d.max_ttl.is_some()));
         for ep in &mut endpoints {
             let asked = self.ttl(ep.record_ttl);
-            let ttl = match codec::name(&ep.dns_name).ok().and_then(|n| max_ttl(&zones, &n)) {
+            let bound = if bounded {
+                codec::name(&ep.dns_name).ok().and_then(|n| max_ttl(&zones, &n))
+            } else {
+                None
+            };
+            let ttl = match bound {
                 Some(max) if asked > max => {
+                    let first = self.capped_told.lock().unwrap_or_else(PoisonError::into_inner).insert((
+                        ep.dns_name.clone(),
+                        ep.record_type.to_string(),
+                        asked,
+                    ));
+                    if !first {
+                        ep.record_ttl = Ttl(i64::from(max));
+                        continue;
+                    }
                     tracing::warn!(
                         name = %ep.dns_name,
                         record_type = %ep.record_type,
