@@ -176,15 +176,23 @@ impl<V: Keyed + Clone> ShardedSet<V> {
     }
 
     /// Every entry with its key, in no order.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&V::Key, &V)> {
         self.values().map(|e| (e.key(), e))
     }
 
     /// Entries held.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// How many shards `self` and `other` hold at the same address: what a copy did not change.
+    #[cfg(test)]
+    pub(crate) fn shared_shards(&self, other: &Self) -> usize {
+        self.shards
+            .iter()
+            .zip(other.shards.iter())
+            .filter(|(a, b)| Arc::ptr_eq(a, b))
+            .count()
     }
 
     /// Whether `self` and `other` hold the shard of `key` at the same address: neither changed it since

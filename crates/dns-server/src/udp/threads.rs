@@ -15,8 +15,8 @@
 use std::io::{ErrorKind, IoSlice, IoSliceMut};
 use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket as StdUdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -81,7 +81,10 @@ pub(super) async fn serve<A: Datagrams>(
 #[derive(Default)]
 struct Workers {
     stop: Arc<AtomicBool>,
-    running: Vec<(Arc<StdUdpSocket>, JoinHandle<()>)>,
+    /// Each worker's socket, held strongly by its thread alone: a worker that panics closes its socket,
+    /// and the kernel spreads that socket's clients over the sockets left, rather than keep sending them
+    /// where nobody reads.
+    running: Vec<(Weak<StdUdpSocket>, JoinHandle<()>)>,
 }
 
 impl Workers {
@@ -100,12 +103,12 @@ impl Workers {
         {
             tracing::info!(%address, "serving DNS over UDP");
         }
-        let (theirs, stop) = (socket.clone(), self.stop.clone());
+        let (ours, stop) = (Arc::downgrade(&socket), self.stop.clone());
         let spawned = std::thread::Builder::new()
             .name("dns-udp".to_string())
-            .spawn(move || work(&theirs, answerer, &stop));
+            .spawn(move || work(&socket, answerer, &stop));
         match spawned {
-            Ok(thread) => self.running.push((socket, thread)),
+            Ok(thread) => self.running.push((ours, thread)),
             Err(e) => warn!(error = %e, "cannot start a DNS UDP worker"),
         }
     }
@@ -114,7 +117,7 @@ impl Workers {
 impl Drop for Workers {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
-        for (socket, _) in &self.running {
+        for socket in self.running.iter().filter_map(|(s, _)| s.upgrade()) {
             // ENOTCONN on an unconnected socket, and the receivers woken all the same.
             let _ = shutdown(socket.as_raw_fd(), Shutdown::Read);
         }
