@@ -24,8 +24,8 @@ use extdns_test_support::etcd::Etcd;
 use extdns_test_support::google_fake::{FakeGoogle, PROJECT};
 use extdns_test_support::pdns::{self, PowerDns};
 use extdns_test_support::proc::{Proc, eventually};
-use extdns_test_support::{free_port, require};
 use extdns_test_support::route53_fake::Fake;
+use extdns_test_support::{free_port, require};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_extdns");
@@ -73,17 +73,25 @@ fn two_owners_share_web_and_each_removes_only_its_own(
         cmd
     };
     let once = |owner: &str, manifests: &Path| {
-        ok(&cli::run(extdns(owner, manifests).arg("--once")), &format!("{owner}'s sync"));
+        ok(
+            &cli::run(extdns(owner, manifests).arg("--once")),
+            &format!("{owner}'s sync"),
+        );
     };
     write_manifests(a.path(), &shared_web("192.0.2.1", true));
     write_manifests(b.path(), &shared_web("192.0.2.2", false));
     once("cluster-a", a.path());
     once("cluster-b", b.path());
-    assert_eq!(read(NAME, "A"), ["192.0.2.1", "192.0.2.2"], "the union of both owners' targets");
+    assert_eq!(
+        read(NAME, "A"),
+        ["192.0.2.1", "192.0.2.2"],
+        "the union of both owners' targets"
+    );
     for (owner, target) in [("cluster-a", "192.0.2.1"), ("cluster-b", "192.0.2.2")] {
         let held = contribution(&read, owner);
         assert!(
-            held.iter().any(|v| v.contains(&format!("owner={owner},")) && v.contains(&format!("targets={target}"))),
+            held.iter()
+                .any(|v| v.contains(&format!("owner={owner},")) && v.contains(&format!("targets={target}"))),
             "{owner}'s contribution: {held:?}"
         );
     }
@@ -91,15 +99,26 @@ fn two_owners_share_web_and_each_removes_only_its_own(
     write_manifests(a.path(), "");
     let mut cmd = extdns("cluster-a", a.path());
     cmd.args(["--interval=1s", &format!("--metrics-address=127.0.0.1:{}", free_port())]);
-    let mut running = Proc::spawn("extdns cluster-a", cmd, &a.path().join("extdns.log"))
-        .unwrap_or_else(|e| panic!("{e:#}"));
-    let left = eventually("cluster-a's target to leave", Duration::from_secs(60), Duration::from_millis(200), || {
-        Ok(Some(read(NAME, "A")).filter(|v| v.len() < 2))
-    });
+    let mut running =
+        Proc::spawn("extdns cluster-a", cmd, &a.path().join("extdns.log")).unwrap_or_else(|e| panic!("{e:#}"));
+    let left = eventually(
+        "cluster-a's target to leave",
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        || Ok(Some(read(NAME, "A")).filter(|v| v.len() < 2)),
+    );
     assert!(running.terminate(Duration::from_secs(10)), "SIGTERM stops it");
     let log = running.log_tail(30);
-    assert_eq!(left.ok(), Some(vec!["192.0.2.2".to_string()]), "cluster-a took only its own target: {log}");
-    assert_eq!(contribution(&read, "cluster-a"), Vec::<String>::new(), "cluster-a's contribution went");
+    assert_eq!(
+        left.ok(),
+        Some(vec!["192.0.2.2".to_string()]),
+        "cluster-a took only its own target: {log}"
+    );
+    assert_eq!(
+        contribution(&read, "cluster-a"),
+        Vec::<String>::new(),
+        "cluster-a's contribution went"
+    );
     let held = contribution(&read, "cluster-b");
     assert!(
         held.len() == 1 && held[0].contains("owner=cluster-b,") && held[0].contains("targets=192.0.2.2"),
@@ -130,9 +149,14 @@ fn rfc2136_holds_two_owners_targets_and_each_removes_only_its_own() {
     let port = format!("--rfc2136-port={}", server.port);
     let provider = || {
         let mut cmd = cli::command(BIN, &[]);
-        cmd.args(["--provider=rfc2136", "--rfc2136-host=127.0.0.1", &port, "--rfc2136-zone=example.org"])
-            .args(["--rfc2136-tsig-keyname", KEY_NAME, "--rfc2136-tsig-secret", SECRET])
-            .args(["--rfc2136-tsig-secret-alg=hmac-sha256", "--rfc2136-axfr"]);
+        cmd.args([
+            "--provider=rfc2136",
+            "--rfc2136-host=127.0.0.1",
+            &port,
+            "--rfc2136-zone=example.org",
+        ])
+        .args(["--rfc2136-tsig-keyname", KEY_NAME, "--rfc2136-tsig-secret", SECRET])
+        .args(["--rfc2136-tsig-secret-alg=hmac-sha256", "--rfc2136-axfr"]);
         cmd
     };
     two_owners_share_web_and_each_removes_only_its_own(provider, |name, t| server.dig(name, t));
@@ -145,7 +169,13 @@ fn pdns_holds_two_owners_targets_and_each_removes_only_its_own() {
     let url = server.url();
     let provider = || {
         let mut cmd = cli::command(BIN, &[]);
-        cmd.args(["--provider=pdns", "--pdns-server", &url, "--pdns-api-key", pdns::API_KEY]);
+        cmd.args([
+            "--provider=pdns",
+            "--pdns-server",
+            &url,
+            "--pdns-api-key",
+            pdns::API_KEY,
+        ]);
         cmd
     };
     two_owners_share_web_and_each_removes_only_its_own(provider, |name, t| server.dig(name, t));
@@ -188,9 +218,7 @@ fn cloudflare_holds_two_owners_targets_and_each_removes_only_its_own() {
     };
     // `name TYPE content proxied=… ttl=…`, one line a value.
     let content = |rest: &str| rest.split(" proxied=").next().map(str::to_string).into_iter().collect();
-    two_owners_share_web_and_each_removes_only_its_own(provider, |name, t| {
-        from_lines(cf.lines(), name, t, content)
-    });
+    two_owners_share_web_and_each_removes_only_its_own(provider, |name, t| from_lines(cf.lines(), name, t, content));
 }
 
 #[test]
@@ -211,9 +239,7 @@ fn google_holds_two_owners_targets_and_each_removes_only_its_own() {
     };
     // `name type ttl data…`, one line an rrset.
     let rrdatas = |rest: &str| rest.split(' ').skip(1).map(str::to_string).collect();
-    two_owners_share_web_and_each_removes_only_its_own(provider, |name, t| {
-        from_lines(fake.lines(), name, t, rrdatas)
-    });
+    two_owners_share_web_and_each_removes_only_its_own(provider, |name, t| from_lines(fake.lines(), name, t, rrdatas));
 }
 
 #[test]
