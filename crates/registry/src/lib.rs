@@ -127,8 +127,9 @@ pub struct Snapshot {
     /// tests), so the absence of one proves nothing.
     ownership_records: Option<txt::OwnershipRecords>,
     /// What a registry outside this crate read beside the records (the DynamoDB registry's items), for its
-    /// own `apply` and `fold_applied`; only the same type gets it back.
-    registry: Option<RegistryState>,
+    /// own `apply` and `fold_applied`; only the same type gets it back. One per layer: the shared layer's
+    /// view lies beside the state of the registry under it (the metadata registry's), each found by its type.
+    registry: Vec<RegistryState>,
 }
 
 /// A registry's own read state in a [`Snapshot`]; opaque to everyone else.
@@ -147,7 +148,7 @@ impl Snapshot {
             records: RecordsByName::new(records),
             provider,
             ownership_records: None,
-            registry: None,
+            registry: Vec::new(),
         }
     }
 
@@ -159,7 +160,7 @@ impl Snapshot {
         state: T,
     ) -> Self {
         Snapshot {
-            registry: Some(RegistryState(Box::new(state))),
+            registry: vec![RegistryState(Box::new(state))],
             ..Snapshot::new(records, provider)
         }
     }
@@ -171,12 +172,18 @@ impl Snapshot {
 
     /// The registry's own read state, if it stored one of type `T`.
     pub fn registry_state<T: std::any::Any>(&self) -> Option<&T> {
-        self.registry.as_ref().and_then(|s| s.0.downcast_ref())
+        self.registry.iter().find_map(|s| s.0.downcast_ref())
     }
 
     /// The registry's own read state, to fold a write into.
     pub fn registry_state_mut<T: std::any::Any>(&mut self) -> Option<&mut T> {
-        self.registry.as_mut().and_then(|s| s.0.downcast_mut())
+        self.registry.iter_mut().find_map(|s| s.0.downcast_mut())
+    }
+
+    /// Adds a layer's read state beside the state of the registry under it, which keeps its own: the shared
+    /// layer works over the TXT registry and over the metadata registry alike.
+    fn add_registry_state<T: std::any::Any + Send + Sync>(&mut self, state: T) {
+        self.registry.push(RegistryState(Box::new(state)));
     }
 }
 
@@ -292,4 +299,23 @@ pub async fn plain_adjusted(
         extdns_endpoint::shared::unmark(e);
     }
     Ok(provider.adjust_endpoints(endpoints).await?)
+}
+
+#[cfg(test)]
+mod snapshot_tests {
+    use super::*;
+
+    /// The shared layer adds its view over the metadata registry's read state: each finds its own.
+    #[test]
+    fn a_layers_registry_state_leaves_the_one_under_it() {
+        let mut snapshot = Snapshot::with_registry_state(Vec::new(), ReadState::default(), 7u32);
+        snapshot.add_registry_state("the layer's view");
+        assert_eq!(snapshot.registry_state::<u32>(), Some(&7));
+        assert_eq!(snapshot.registry_state::<&str>(), Some(&"the layer's view"));
+        if let Some(under) = snapshot.registry_state_mut::<u32>() {
+            *under = 8;
+        }
+        assert_eq!(snapshot.registry_state::<u32>(), Some(&8));
+        assert_eq!(snapshot.registry_state::<u64>(), None);
+    }
 }

@@ -783,7 +783,7 @@ impl Registry for TxtRegistry {
             records: records.into(),
             provider: read.state,
             ownership_records: Some(present),
-            registry: None,
+            registry: Vec::new(),
         })
     }
 

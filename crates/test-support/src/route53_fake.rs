@@ -87,6 +87,18 @@ pub struct Alias {
 }
 
 impl Set {
+    /// The values as Route53 spells them (TXT quoted), sorted; none on an alias set.
+    pub fn values(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .resource_records
+            .iter()
+            .flat_map(|r| &r.items)
+            .map(|v| v.value.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
     /// The set a `ResourceRecordSet` element describes; elements the fake does not keep are ignored, as
     /// Route53 would apply them.
     fn from_xml(e: &Element) -> anyhow::Result<Set> {

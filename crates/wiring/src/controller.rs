@@ -266,11 +266,9 @@ pub fn build_registry(
     metrics: &Arc<Metrics>,
 ) -> Result<Arc<dyn Registry>, RegistryError> {
     match settings {
-        // --txt-ownership=metadata, and the way back from it, where the provider keeps metadata (issue 50).
-        // A metadata store over a provider that keeps none is refused by `MetadataRegistry::new`.
-        RegistrySettings::Txt(config)
-            if config.store == OwnershipStore::Metadata || metadata::keeps_metadata(provider.as_ref()) =>
-        {
+        // --txt-ownership=metadata (issue 50). A metadata store over a provider that keeps none is refused
+        // by `MetadataRegistry::new`. Shared names need TXT ownership (docs/shared-names.md).
+        RegistrySettings::Txt(config) if config.store == OwnershipStore::Metadata => {
             Ok(Arc::new(MetadataRegistry::new(provider, (**config).clone())?))
         }
         // Shared names (issue 47) over the TXT registry: names not marked shared pass through untouched.
@@ -294,7 +292,13 @@ pub fn shared_registry(
     config: &TxtRegistryConfig,
     provider: Arc<dyn Provider>,
 ) -> Result<SharedRegistry, RegistryError> {
-    let txt: Arc<dyn Registry> = Arc::new(TxtRegistry::new(provider.clone(), config.clone()));
+    // Where the provider keeps metadata the metadata registry serves TXT ownership too, migrating records
+    // owned through their metadata back to TXT records (issue 50); shared names lie over it just the same.
+    let txt: Arc<dyn Registry> = if metadata::keeps_metadata(provider.as_ref()) {
+        Arc::new(MetadataRegistry::new(provider.clone(), config.clone())?)
+    } else {
+        Arc::new(TxtRegistry::new(provider.clone(), config.clone()))
+    };
     Ok(SharedRegistry::new(
         txt,
         provider,

@@ -287,7 +287,7 @@ impl Registry for MetadataRegistry {
             records: records.into(),
             provider: read.state,
             ownership_records: Some(present),
-            registry: Some(RegistryState(Box::new(carried))),
+            registry: vec![RegistryState(Box::new(carried))],
         })
     }
 

@@ -296,7 +296,7 @@ impl Registry for SharedRegistry {
         let (mut view, plan) = SharedView::extract(records, &self.format, &self.owner);
         view.judge_instances(&self.owner, &self.instance);
         snapshot.records = plan.into();
-        snapshot.registry = Some(crate::RegistryState(Box::new(view)));
+        snapshot.add_registry_state(view);
         Ok(snapshot)
     }
 
