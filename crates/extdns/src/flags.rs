@@ -658,7 +658,7 @@ pub struct ProviderFlags {
     /// Most write requests a second to the provider, however fast the cluster changes (0: only the provider's own API limit, which --provider-request-rate sets for the cloud providers; none for the others). extdns only.
     #[arg(long, value_name = "PER_SECOND", default_value_t = 0.0)]
     pub provider_write_rate: f64,
-    /// Most requests a second one cloud account takes from extdns, every provider with its credentials together (0: the cloud's documented limit: Route53 5 a second per account, Cloudflare 1,200 per 5 minutes per token, Azure 250 reads per 10 s and 200 writes per 20 s per subscription, Google 600 a minute per project). extdns only.
+    /// Most requests a second one cloud account takes from extdns, writes included, every provider with its credentials together (0: the cloud's documented limit: Route53 5 a second per account, Cloudflare 1,200 per 5 minutes per token, Azure 250 reads per 10 s and 200 writes per 20 s per subscription, Google 600 a minute per project). extdns only.
     #[arg(long, value_name = "PER_SECOND", default_value_t = 0.0)]
     pub provider_request_rate: f64,
     /// CA certificate for providers that use TLS.

@@ -90,7 +90,12 @@ impl ProviderSettings {
             ProviderSettings::Aws(config) => config.api.requests = AwsConfig::account_rate(per_second),
             ProviderSettings::Cloudflare(config) => config.api.requests = Some(rate),
             ProviderSettings::Google(config) => config.api.requests = Some(rate),
-            ProviderSettings::Azure(config) => config.api.requests = Some(rate),
+            // Resource Manager counts writes in a bucket of their own; a budget given for the account
+            // bounds every request, writes too, so it replaces both documented limits.
+            ProviderSettings::Azure(config) => {
+                config.api.requests = Some(rate);
+                config.api.account_writes = Some(rate);
+            }
             _ => {}
         }
     }

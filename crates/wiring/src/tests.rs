@@ -39,6 +39,23 @@ fn the_account_rate_reaches_the_clouds_only_and_a_rate_that_is_no_rate_changes_n
 }
 
 #[test]
+fn an_account_rate_for_azure_bounds_its_writes_too() {
+    use extdns_provider_azure::{AzureConfig, CredentialSource, Kind, WRITE_LIMIT};
+    let mut settings = ProviderSettings::Azure(Box::new(AzureConfig::new(
+        Kind::Public,
+        "sub",
+        "rg",
+        CredentialSource::Token("t".into()),
+    )));
+    assert!(matches!(&settings, ProviderSettings::Azure(c) if c.api.account_writes == Some(WRITE_LIMIT)));
+    settings.set_request_rate(50.0);
+    assert!(matches!(
+        &settings,
+        ProviderSettings::Azure(c) if c.api.requests == Rate::per_second(50.0) && c.api.account_writes == Rate::per_second(50.0)
+    ));
+}
+
+#[test]
 fn the_owner_id_is_the_registry_s_and_none_without_ownership() -> Result<(), Box<dyn std::error::Error>> {
     let crd = RegistrySettings::Crd(CrdRegistryConfig::new("cluster-a", "")?);
     assert_eq!((crd.owner_id(), crd.name()), ("cluster-a", "crd"));
