@@ -705,3 +705,103 @@ fn two_replicas_settle_on_one_serial_and_a_knot_secondary_follows_their_service(
         );
     }
 }
+
+/// The inception and expiration of the RRSIGs `port` serves with `name TYPE` (asked over TCP with DO).
+fn rrsig_windows(port: u16, name: &str, rtype: WireType) -> Vec<(u32, u32)> {
+    use hickory_proto::dnssec::rdata::DNSSECRData;
+    use hickory_proto::op::Edns;
+
+    let mut query = Message::query();
+    query.add_query(Query::query(common::name(name), rtype));
+    let mut edns = Edns::new();
+    edns.set_dnssec_ok(true);
+    edns.set_max_payload(4096);
+    query.set_edns(edns);
+    let wire = query.to_vec().expect("query encodes");
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let length = u16::try_from(wire.len()).expect("a short query");
+    std::io::Write::write_all(&mut stream, &[&length.to_be_bytes()[..], &wire].concat()).expect("sends");
+    let mut length = [0u8; 2];
+    std::io::Read::read_exact(&mut stream, &mut length).expect("an answer");
+    let mut answer = vec![0u8; usize::from(u16::from_be_bytes(length))];
+    std::io::Read::read_exact(&mut stream, &mut answer).expect("an answer");
+    let answer = Message::from_vec(&answer).expect("the answer parses");
+    answer
+        .answers
+        .iter()
+        .filter_map(|r| match &r.data {
+            RData::DNSSEC(DNSSECRData::RRSIG(sig)) if sig.input().type_covered == rtype => {
+                Some((sig.input().sig_inception.get(), sig.input().sig_expiration.get()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Renewed signatures reach a real secondary: the renewal re-signs the sets whose instant has come and
+/// moves the serial on (the settled one, as every replica would), the server sends NOTIFY, and Knot,
+/// which had taken the zone before, serves the new signatures: the RRSIGs read from it are dated one
+/// renewal period later, as the server's own are. The renewal runs as if a period had passed; Knot, a
+/// secondary that does not validate, serves what it transferred.
+#[test]
+fn a_knot_secondary_serves_the_signatures_a_renewal_made_after_the_new_serial() {
+    require!(Knot, DnsClients);
+    let knot_port = free_port();
+    let key = ZoneKey::generate(KeyAlgorithm::EcdsaP256).expect("a key");
+    let zone = ZoneConfig {
+        dnssec: Some(DnssecConfig::new(key)),
+        ..common::zone_config()
+    };
+    let served = Served::with(ServerConfig {
+        secondaries: vec![Secondary {
+            address: SocketAddr::from(([127, 0, 0, 1], knot_port)),
+            key: None,
+        }],
+        limits: Limits {
+            serial_cell: Some(Duration::from_secs(2)),
+            ..Limits::default()
+        },
+        ..ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone])
+    });
+    served.apply(&common::every_answer_shape());
+    let first = settled(&[&served]);
+    let primary = Primary {
+        port: served.port(),
+        key: None,
+    };
+    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
+    wait_serial(&[&knot], first, Instant::now(), FOLLOW_WITHIN);
+    let signed = [("web.example.org", WireType::A), (ZONE, WireType::SOA), (ZONE, WireType::DNSKEY)];
+    let before: Vec<_> = signed.iter().map(|(n, t)| rrsig_windows(knot.port, n, *t)).collect();
+    for ((n, t), windows) in signed.iter().zip(&before) {
+        assert_eq!(windows.len(), 1, "{n} {t}: {windows:?}");
+        assert_eq!(windows, &rrsig_windows(served.port(), n, *t), "{n} {t}: Knot serves ours");
+    }
+
+    let period = served.zones.read().zones()[0]
+        .signing()
+        .expect("signed")
+        .renewal_period();
+    let later = u32::try_from(extdns_dns_wire::unix_now()).expect("a 32-bit clock") + period;
+    let start = Instant::now();
+    let renewed = extdns_dns_server::dnssec_renew::renew(&served.zones, later);
+    assert!(renewed > 10, "every set's instant came: {renewed} renewed");
+    let moved = serial(&served);
+    assert!(moved != first && served.zones.read().zones()[0].serial_is_shared(), "{moved}");
+    let took = wait_serial(&[&knot], moved, start, FOLLOW_WITHIN);
+    eprintln!("Knot serves the renewed signatures {took:?} after the renewal");
+    for ((n, t), old) in signed.iter().zip(&before) {
+        let new = rrsig_windows(knot.port, n, *t);
+        assert_eq!(new, rrsig_windows(served.port(), n, *t), "{n} {t}: Knot serves the renewed ones");
+        // The SOA is signed anew with each serial; every set is dated from its own instant.
+        assert_eq!(new, vec![(old[0].0 + period, old[0].1 + period)], "{n} {t}: one period on");
+    }
+    let log = knot.log();
+    assert!(
+        !log.lines().any(|l| l.contains("failed") || l.contains("error")),
+        "Knot took the renewed zone:\n{log}"
+    );
+}
