@@ -336,7 +336,11 @@ mod tests {
         let (one, _) = hosts(40, &key);
         let (two, _) = hosts(40, &key);
         let now = crate::dnssec::now();
-        let period = one.read().zones()[0].signing().expect("signed").renewal_period();
+        let (period, slot) = {
+            let set = one.read();
+            let signing = set.zones()[0].signing().expect("signed");
+            (signing.renewal_period(), signing.renewal_slot())
+        };
         let first = windows(&one, "host3.example.org.", RecordType::A);
         assert_eq!(
             first,
@@ -346,18 +350,26 @@ mod tests {
         let (before, writes) = (serial(&one), one.subscribe());
         let counted = *writes.borrow();
         assert_eq!(renew(&one, now), 0, "nothing due");
-        assert_eq!((serial(&one), *writes.borrow()), (before, counted), "an idle pass moves nothing");
+        assert_eq!(
+            (serial(&one), *writes.borrow()),
+            (before, counted),
+            "an idle pass moves nothing"
+        );
 
-        // A period on, every set's instant has come: each replica renews (at its own minute) and moves
-        // its serial once, to the same serial.
-        let later = now + period;
+        // A period on, every set's instant has come: each replica renews (at its own minute, both in
+        // one slot) and moves its serial once, to the same serial.
+        let later = (now / slot + 1) * slot + period;
         let renewed = renew(&one, later);
         assert!(renewed >= 40, "{renewed}");
         assert_eq!(*writes.borrow() - counted, 1, "secondaries are told once");
         let moved = serial(&one);
         assert!(crate::zones::after(moved, before), "{moved} after {before}");
         assert_eq!(renew(&one, later + 30), 0, "renewed ones are not due again");
-        assert_eq!((serial(&one), *writes.borrow() - counted), (moved, 1), "an idle pass moves nothing");
+        assert_eq!(
+            (serial(&one), *writes.borrow() - counted),
+            (moved, 1),
+            "an idle pass moves nothing"
+        );
         assert_eq!(renew(&two, later + 50), renewed);
         assert_eq!(serial(&two), moved, "the same records, the same round: the same serial");
         let (old, new) = (
@@ -377,14 +389,18 @@ mod tests {
         let later = crate::dnssec::now() + period;
         // Replica two re-signed everything just after the instants (a write just after them, say);
         // replica one still holds the signatures of the period before.
-        let owners: Vec<(LowerName, RecordType)> = two.read().zones()[0]
-            .signing()
-            .expect("signed")
-            .due(later, usize::MAX);
+        let owners: Vec<(LowerName, RecordType)> =
+            two.read().zones()[0].signing().expect("signed").due(later, usize::MAX);
         for (owner, record_type) in owners {
             two.sign_again_at(&Name::from(owner), record_type, later);
         }
-        assert!(two.read().zones()[0].signing().expect("signed").due(later, usize::MAX).is_empty());
+        assert!(
+            two.read().zones()[0]
+                .signing()
+                .expect("signed")
+                .due(later, usize::MAX)
+                .is_empty()
+        );
         assert!(renew(&one, later) > 0);
         assert_eq!(renew(&two, later), 0, "nothing due here");
         assert_eq!(serial(&two), serial(&one), "the round moved both alike");

@@ -170,6 +170,7 @@ impl Drop for ZonesWrite<'_> {
     fn drop(&mut self) {
         for zone in &mut self.next.zones {
             zone.sign_chain();
+            zone.publish();
         }
         let next = std::mem::replace(&mut self.next, ZoneSet { zones: Vec::new() });
         let replaced = {
@@ -235,6 +236,9 @@ pub struct Zone {
     signing: Option<Arc<ZoneSigning>>,
     /// How the serial settles: the content's digest and the span of its last change.
     settling: Settling,
+    /// A signed zone's signing as last published, with the serial it was published under: the state
+    /// the next diff starts from, which a signed IXFR compares the current one with.
+    published: Option<(u32, Arc<ZoneSigning>)>,
 }
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
@@ -394,6 +398,7 @@ impl Zone {
             records: 0,
             signing: None,
             settling: Settling::new(limits.serial_cell),
+            published: None,
             config: Arc::new(config),
         };
         let apex = zone.config.origin.clone();
@@ -445,7 +450,13 @@ impl Zone {
             );
         }
         zone.sign_chain();
+        zone.publish();
         zone
+    }
+
+    /// Notes the signing state as it is published now, under the current serial.
+    fn publish(&mut self) {
+        self.published = self.signing.clone().map(|s| (self.serial, s));
     }
 
     /// The zone's apex.
@@ -753,6 +764,11 @@ impl Zone {
         self.settling.shared
     }
 
+    /// Whether serials settle (replicas share them); `false` for one replica, whose every serial is final.
+    pub fn serials_settle(&self) -> bool {
+        self.settling.cell.is_some()
+    }
+
     /// When [`Zone::settle`] has work, in seconds since the epoch: the end of the span of the last
     /// unsettled change.
     pub fn settles_at(&self) -> Option<u32> {
@@ -831,6 +847,11 @@ impl Zone {
         // server answer any IXFR with the whole zone), so the journal never holds more than that: a first
         // sync does not keep a second copy of every record.
         let max_records = (self.records / 2).max(MIN_JOURNAL_RECORDS);
+        let signed_from = self
+            .published
+            .as_ref()
+            .filter(|(serial, _)| *serial == from)
+            .map(|(_, signing)| signing.clone());
         self.journal.push(
             Diff {
                 from,
@@ -838,6 +859,7 @@ impl Zone {
                 removed,
                 added,
                 from_shared,
+                signed_from,
             },
             max_records,
         );
@@ -914,6 +936,10 @@ pub struct Diff {
     /// Whether `from` names the same content on every replica; an IXFR is answered with diffs only from
     /// such a serial (a secondary may hold another replica's provisional serial of the same number).
     pub from_shared: bool,
+    /// A signed zone's signatures and NSEC chain as published at `from`: a signed IXFR sends what
+    /// changed between them and the current ones beside the data's diffs. It shares every shard the
+    /// writes since did not change, so it holds what they replaced.
+    pub signed_from: Option<Arc<ZoneSigning>>,
 }
 
 /// Records a journal may always hold, however small its zone.
@@ -1058,7 +1084,7 @@ impl Settling {
     /// The serial of a signed zone entering the renewal round at `round` (seconds since the epoch, an
     /// instant every replica holding the same records shares): settled as if the content had changed in
     /// the round's span, so it depends on the round and the content only.
-    fn renewal(&mut self, round: u32) -> RoundSerial {
+    fn renewal(&self, round: u32) -> RoundSerial {
         let Some(cell) = self.cell else {
             return RoundSerial::Next;
         };

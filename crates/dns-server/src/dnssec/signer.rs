@@ -303,6 +303,11 @@ impl ZoneSigning {
         self.period
     }
 
+    /// Seconds a slot lasts: every renewal instant is a whole number of slots since the epoch.
+    pub fn renewal_slot(&self) -> u32 {
+        self.slot
+    }
+
     /// Re-links the NSEC chain around `name` after its sets changed (`names` reads the zone as it is
     /// now): the name joins or leaves the chain, and when it became or stopped being a delegation, the
     /// names below it leave or join it too. The NSECs this changes (the name's own and its
@@ -463,6 +468,65 @@ impl ZoneSigning {
         std::iter::successors(first, |name| self.chain.after(name))
     }
 
+    /// The RRSIG and NSEC records that differ between `old` (this zone's signing as an earlier serial
+    /// published it) and `self`, as (removed, added): what an IXFR from that serial sends beside the
+    /// data's own changes. Only the shards the two do not share are walked, so a renewal round or a
+    /// write costs what it changed.
+    pub(crate) fn changes_since(&self, old: &ZoneSigning) -> (Vec<Record>, Vec<Record>) {
+        let (mut removed, mut added) = (Vec::new(), Vec::new());
+        for ((owner, _), before, after) in self.signatures.changes_since(&old.signatures) {
+            // Glue's signatures are kept but never transferred (as the AXFR leaves them out).
+            let before = before.filter(|_| !old.below_cut(owner));
+            let after = after.filter(|_| !self.below_cut(owner));
+            if let (Some(b), Some(a)) = (before, after)
+                && b.same(a)
+            {
+                continue;
+            }
+            let owner = Name::from(owner.clone());
+            removed.extend(before.into_iter().flat_map(|s| s.records(&owner)));
+            added.extend(after.into_iter().flat_map(|s| s.records(&owner)));
+        }
+        for (_, before, after) in self.links.changes_since(&old.links) {
+            match (before, after) {
+                (Some(b), Some(a)) if b.data == a.data && b.signature.ttl == a.signature.ttl => {
+                    if !b.signature.same(&a.signature) {
+                        removed.extend(b.signature.records(&b.owner));
+                        added.extend(a.signature.records(&a.owner));
+                    }
+                }
+                _ => {
+                    removed.extend(before.into_iter().flat_map(Link::records));
+                    added.extend(after.into_iter().flat_map(Link::records));
+                }
+            }
+        }
+        (removed, added)
+    }
+
+    /// Whether `name` is below one of the zone's delegations: glue, which a transfer sends without
+    /// RRSIG or NSEC.
+    fn below_cut(&self, name: &LowerName) -> bool {
+        let apex_labels = self.origin.num_labels();
+        let mut current = name.base_name();
+        while current.num_labels() > apex_labels {
+            if self.cuts.contains(&current) {
+                return true;
+            }
+            current = current.base_name();
+        }
+        false
+    }
+
+    /// Whether every replica makes the same signature bytes as this one: Ed25519 signs deterministically
+    /// (RFC 8032), and the windows are the same on every replica; ECDSA draws a random nonce per
+    /// signature, so another replica's RRSIG of the same set differs.
+    pub fn signs_alike_everywhere(&self) -> bool {
+        std::iter::once(&self.key)
+            .chain(self.standby.as_ref())
+            .all(|s| s.key.algorithm() == hickory_proto::dnssec::Algorithm::ED25519)
+    }
+
     /// Signatures held.
     pub fn len(&self) -> usize {
         self.signatures.len()
@@ -508,6 +572,11 @@ impl ZoneSigning {
 }
 
 impl Signature {
+    /// Whether `other` is the same signature, served alike.
+    fn same(&self, other: &Signature) -> bool {
+        self.ttl == other.ttl && self.rrsigs == other.rrsigs
+    }
+
     /// The RRSIG records, owned by `owner`, with the set's TTL.
     fn records(&self, owner: &Name) -> Vec<Record> {
         self.rrsigs
