@@ -263,15 +263,20 @@ mod tests {
         key.key_tag().expect("a key tag")
     }
 
-    /// The records of the answer to `qname TYPE` with DO set: the key tags of its RRSIGs, sorted, and how
-    /// many records of the type itself.
-    fn answer(zones: &Zones, qname: &str, qtype: RecordType) -> (Vec<u16>, usize) {
+    /// The answer to `qname TYPE` with DO set, over TCP.
+    fn signed_answer(zones: &Zones, qname: &str, qtype: RecordType) -> Message {
         let mut m = Message::new(7, MessageType::Query, OpCode::Query);
         m.add_query(Query::query(name(qname), qtype));
         let mut edns = Edns::new();
         edns.set_dnssec_ok(true);
         m.set_edns(edns);
-        let r = respond(&zones.read(), &m, Transport::Tcp, u16::MAX);
+        respond(&zones.read(), &m, Transport::Tcp, u16::MAX)
+    }
+
+    /// The records of the answer to `qname TYPE` with DO set: the key tags of its RRSIGs, sorted, and how
+    /// many records of the type itself.
+    fn answer(zones: &Zones, qname: &str, qtype: RecordType) -> (Vec<u16>, usize) {
+        let r = signed_answer(zones, qname, qtype);
         let mut tags: Vec<u16> = r
             .answers
             .iter()
@@ -308,13 +313,8 @@ mod tests {
 
     /// The inception and expiration of the RRSIGs of `qname TYPE`, as served.
     fn windows(zones: &Zones, qname: &str, qtype: RecordType) -> Vec<(u32, u32)> {
-        let mut m = Message::new(7, MessageType::Query, OpCode::Query);
-        m.add_query(Query::query(name(qname), qtype));
-        let mut edns = Edns::new();
-        edns.set_dnssec_ok(true);
-        m.set_edns(edns);
-        let r = respond(&zones.read(), &m, Transport::Tcp, u16::MAX);
-        r.answers
+        signed_answer(zones, qname, qtype)
+            .answers
             .iter()
             .filter_map(|r| match &r.data {
                 RData::DNSSEC(DNSSECRData::RRSIG(sig)) => {

@@ -146,6 +146,13 @@ fn same_records(served: &Served, secondaries: &[&dns_server::DnsServer], step: &
     }
 }
 
+/// How many incoming IXFRs Knot's `log` says it finished (an AXFR-style one goes on as an AXFR).
+fn finished_ixfrs(log: &str) -> usize {
+    log.lines()
+        .filter(|l| l.contains("IXFR, incoming") && l.contains("finished"))
+        .count()
+}
+
 /// `kdig` with `args` against the server: its output.
 fn kdig(port: u16, args: &[&str]) -> String {
     let out = Command::new(need("kdig"))
@@ -302,10 +309,7 @@ fn follow(signed: bool) -> Served {
         "BIND's incoming transfers:\n{bind_log}"
     );
     let knot_log = knot.log();
-    let knot_ixfr = knot_log
-        .lines()
-        .filter(|l| l.contains("IXFR, incoming") && l.contains("finished"))
-        .count();
+    let knot_ixfr = finished_ixfrs(&knot_log);
     assert!(
         knot_ixfr >= steps.len(),
         "Knot finished {knot_ixfr} incoming IXFRs:\n{knot_log}"
@@ -586,6 +590,18 @@ impl Service {
     }
 }
 
+/// A Knot secondary on `knot_port` whose primary is the Service of `replicas`, once it serves `serial`.
+fn knot_following(replicas: [&Served; 2], knot_port: u16, serial: u32) -> dns_server::DnsServer {
+    let service = Service::start([replicas[0].port(), replicas[1].port()]);
+    let primary = Primary {
+        port: service.port,
+        key: None,
+    };
+    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
+    wait_serial(&[&knot], serial, Instant::now(), FOLLOW_WITHIN);
+    knot
+}
+
 /// Waits until the first half-second of a span of `cell` has begun, so that writes made now land in one
 /// span on every replica.
 fn at_span_start(cell: Duration) {
@@ -660,13 +676,7 @@ fn two_replicas_settle_on_one_serial_and_a_knot_secondary_follows_their_service(
     );
     let first = settled(&[&one, &two]);
 
-    let service = Service::start([one.port(), two.port()]);
-    let primary = Primary {
-        port: service.port,
-        key: None,
-    };
-    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
-    wait_serial(&[&knot], first, Instant::now(), FOLLOW_WITHIN);
+    let knot = knot_following([&one, &two], knot_port, first);
     same_records(&one, &[&knot], "the first transfer");
     same_records(&two, &[&knot], "the first transfer");
 
@@ -898,13 +908,7 @@ fn two_replicas_of_an_ed25519_zone_sign_alike_and_a_knot_secondary_takes_their_c
     };
     alike("the first sync");
 
-    let service = Service::start([one.port(), two.port()]);
-    let primary = Primary {
-        port: service.port,
-        key: None,
-    };
-    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
-    wait_serial(&[&knot], first, Instant::now(), FOLLOW_WITHIN);
+    let knot = knot_following([&one, &two], knot_port, first);
     for step in ["create", "delete"] {
         at_span_start(cell);
         let start = Instant::now();
@@ -947,10 +951,7 @@ fn two_replicas_of_an_ed25519_zone_sign_alike_and_a_knot_secondary_takes_their_c
     // serial; an IXFR from it is answered whole (AXFR-style), by design. Every incremental answer,
     // from either replica, applies; the renewal's among them.
     let log = knot.log();
-    let ixfrs = log
-        .lines()
-        .filter(|l| l.contains("IXFR, incoming") && l.contains("finished"))
-        .count();
+    let ixfrs = finished_ixfrs(&log);
     assert!(ixfrs >= 3, "incremental answers to changes and to the renewal:\n{log}");
     assert!(
         !log.lines()
@@ -959,8 +960,8 @@ fn two_replicas_of_an_ed25519_zone_sign_alike_and_a_knot_secondary_takes_their_c
     );
     let last = log
         .lines()
-        .filter(|l| l.contains("XFR, incoming"))
-        .last()
+        .rev()
+        .find(|l| l.contains("XFR, incoming"))
         .unwrap_or_default();
     assert!(
         last.contains("IXFR") && last.contains("finished"),
