@@ -29,25 +29,44 @@ pub const RENEW_BATCH: usize = 512;
 /// Re-signs, in every signed zone, up to [`RENEW_BATCH`] sets whose signatures are due at `now`; returns
 /// how many. The due sets are found under the read lock, and signed under the write lock a batch at a
 /// time, so queries wait at most for one batch.
+///
+/// A zone that reached a new round ([`ZoneSigning::round`](crate::dnssec::ZoneSigning::round)) enters
+/// it once its due sets are all re-signed (in this pass, or in the last of the passes a round of more
+/// than a batch takes): its serial moves on once (`Zone::renewed`) and the secondaries are notified,
+/// so they transfer the new signatures rather than keep the old ones until those expire. A pass that
+/// finds no new round moves no serial.
 pub fn renew(zones: &Zones, now: u32) -> usize {
-    let due: Vec<_> = {
+    let work: Vec<_> = {
         let set = zones.read();
         set.zones()
             .iter()
             .enumerate()
-            .filter_map(|(i, z)| z.signing().map(|s| (i, s.due(now, RENEW_BATCH))))
-            .filter(|(_, d)| !d.is_empty())
+            .filter_map(|(i, z)| z.signing().map(|s| (i, s.due(now, RENEW_BATCH), s.round(now))))
+            .filter(|(_, due, round)| !due.is_empty() || round.is_some())
             .collect()
     };
-    if due.is_empty() {
+    if work.is_empty() {
         return 0;
     }
-    let mut set = zones.write();
-    let renewed = due
-        .iter()
-        .filter_map(|(index, sets)| Some(resign_listed(set.zones_mut().get_mut(*index)?, sets, now)))
-        .sum();
-    debug!(renewed, "signatures renewed");
+    let mut renewed = 0;
+    let mut moved = false;
+    {
+        let mut set = zones.write();
+        for (index, sets, round) in &work {
+            let Some(zone) = set.zones_mut().get_mut(*index) else {
+                continue;
+            };
+            renewed += resign_listed(zone, sets, now);
+            // A full batch may leave more of the round's sets due: the round is entered after the last.
+            if let Some(round) = round.filter(|_| sets.len() < RENEW_BATCH) {
+                moved |= zone.renewed(round, now);
+            }
+        }
+    }
+    if moved {
+        zones.changed();
+    }
+    debug!(renewed, moved, "signatures renewed");
     renewed
 }
 
@@ -244,15 +263,20 @@ mod tests {
         key.key_tag().expect("a key tag")
     }
 
-    /// The records of the answer to `qname TYPE` with DO set: the key tags of its RRSIGs, sorted, and how
-    /// many records of the type itself.
-    fn answer(zones: &Zones, qname: &str, qtype: RecordType) -> (Vec<u16>, usize) {
+    /// The answer to `qname TYPE` with DO set, over TCP.
+    fn signed_answer(zones: &Zones, qname: &str, qtype: RecordType) -> Message {
         let mut m = Message::new(7, MessageType::Query, OpCode::Query);
         m.add_query(Query::query(name(qname), qtype));
         let mut edns = Edns::new();
         edns.set_dnssec_ok(true);
         m.set_edns(edns);
-        let r = respond(&zones.read(), &m, Transport::Tcp, u16::MAX);
+        respond(&zones.read(), &m, Transport::Tcp, u16::MAX)
+    }
+
+    /// The records of the answer to `qname TYPE` with DO set: the key tags of its RRSIGs, sorted, and how
+    /// many records of the type itself.
+    fn answer(zones: &Zones, qname: &str, qtype: RecordType) -> (Vec<u16>, usize) {
+        let r = signed_answer(zones, qname, qtype);
         let mut tags: Vec<u16> = r
             .answers
             .iter()
@@ -285,6 +309,101 @@ mod tests {
             }
         }
         (zones, origin)
+    }
+
+    /// The inception and expiration of the RRSIGs of `qname TYPE`, as served.
+    fn windows(zones: &Zones, qname: &str, qtype: RecordType) -> Vec<(u32, u32)> {
+        signed_answer(zones, qname, qtype)
+            .answers
+            .iter()
+            .filter_map(|r| match &r.data {
+                RData::DNSSEC(DNSSECRData::RRSIG(sig)) => {
+                    Some((sig.input().sig_inception.get(), sig.input().sig_expiration.get()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn serial(zones: &Zones) -> u32 {
+        zones.read().zones()[0].serial()
+    }
+
+    #[test]
+    fn a_renewal_pass_moves_the_serial_once_to_the_one_every_replica_gives_it_and_an_idle_pass_not() {
+        let key = key();
+        // Two replicas (serials settling, as by default) holding the same records, signed apart.
+        let (one, _) = hosts(40, &key);
+        let (two, _) = hosts(40, &key);
+        let now = crate::dnssec::now();
+        let (period, slot) = {
+            let set = one.read();
+            let signing = set.zones()[0].signing().expect("signed");
+            (signing.renewal_period(), signing.renewal_slot())
+        };
+        let first = windows(&one, "host3.example.org.", RecordType::A);
+        assert_eq!(
+            first,
+            windows(&two, "host3.example.org.", RecordType::A),
+            "the same validity window on both"
+        );
+        let (before, writes) = (serial(&one), one.subscribe());
+        let counted = *writes.borrow();
+        assert_eq!(renew(&one, now), 0, "nothing due");
+        assert_eq!(
+            (serial(&one), *writes.borrow()),
+            (before, counted),
+            "an idle pass moves nothing"
+        );
+
+        // A period on, every set's instant has come: each replica renews (at its own minute, both in
+        // one slot) and moves its serial once, to the same serial.
+        let later = (now / slot + 1) * slot + period;
+        let renewed = renew(&one, later);
+        assert!(renewed >= 40, "{renewed}");
+        assert_eq!(*writes.borrow() - counted, 1, "secondaries are told once");
+        let moved = serial(&one);
+        assert!(crate::zones::after(moved, before), "{moved} after {before}");
+        assert_eq!(renew(&one, later + 30), 0, "renewed ones are not due again");
+        assert_eq!(
+            (serial(&one), *writes.borrow() - counted),
+            (moved, 1),
+            "an idle pass moves nothing"
+        );
+        assert_eq!(renew(&two, later + 50), renewed);
+        assert_eq!(serial(&two), moved, "the same records, the same round: the same serial");
+        let (old, new) = (
+            windows(&one, "host3.example.org.", RecordType::A),
+            windows(&two, "host3.example.org.", RecordType::A),
+        );
+        assert_eq!(old, new, "the same renewed window on both");
+        assert_eq!(new, vec![(first[0].0 + period, first[0].1 + period)], "one period on");
+    }
+
+    #[test]
+    fn a_round_with_nothing_due_here_moves_the_serial_as_on_the_replica_that_renewed() {
+        let key = key();
+        let (one, _) = hosts(3, &key);
+        let (two, _) = hosts(3, &key);
+        let period = one.read().zones()[0].signing().expect("signed").renewal_period();
+        let later = crate::dnssec::now() + period;
+        // Replica two re-signed everything just after the instants (a write just after them, say);
+        // replica one still holds the signatures of the period before.
+        let owners: Vec<(LowerName, RecordType)> =
+            two.read().zones()[0].signing().expect("signed").due(later, usize::MAX);
+        for (owner, record_type) in owners {
+            two.sign_again_at(&Name::from(owner), record_type, later);
+        }
+        assert!(
+            two.read().zones()[0]
+                .signing()
+                .expect("signed")
+                .due(later, usize::MAX)
+                .is_empty()
+        );
+        assert!(renew(&one, later) > 0);
+        assert_eq!(renew(&two, later), 0, "nothing due here");
+        assert_eq!(serial(&two), serial(&one), "the round moved both alike");
     }
 
     #[test]

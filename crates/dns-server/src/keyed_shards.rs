@@ -185,6 +185,16 @@ impl<V: Keyed + Clone> ShardedSet<V> {
         self.len
     }
 
+    /// The entries of each shard `self` and `other` (copies of one set) do not share, side by side:
+    /// what changed between them, found without walking the shards neither changed.
+    pub(crate) fn unshared<'a>(&'a self, other: &'a Self) -> impl Iterator<Item = (&'a [V], &'a [V])> {
+        self.shards
+            .iter()
+            .zip(other.shards.iter())
+            .filter(|(a, b)| !Arc::ptr_eq(a, b))
+            .map(|(a, b)| (a.entries.as_slice(), b.entries.as_slice()))
+    }
+
     /// How many shards `self` and `other` hold at the same address: what a copy did not change.
     #[cfg(test)]
     pub(crate) fn shared_shards(&self, other: &Self) -> usize {

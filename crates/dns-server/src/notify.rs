@@ -81,8 +81,12 @@ pub(crate) async fn run(
             _ = shutdown.cancelled() => break,
             changed = changes.changed() => if changed.is_err() { break },
             () = tokio::time::sleep(settle.unwrap_or(Duration::MAX)), if settle.is_some() => {
-                // A settled serial wakes `changes`, and is notified on the next turn.
-                zones.settle(crate::dnssec::now());
+                // A settled serial wakes `changes`, and is notified on the next turn. Signatures whose
+                // renewal instant came are renewed first, so no settled serial (the same number on
+                // every replica) is published with the ones they replace.
+                let now = crate::dnssec::now();
+                crate::dnssec_renew::renew(&zones, now);
+                zones.settle(now);
                 continue;
             }
         }

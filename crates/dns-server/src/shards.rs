@@ -62,6 +62,26 @@ impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
         self.0.len()
     }
 
+    /// The keys whose values differ between `old` and `self` (copies of one map): each with its value
+    /// in `old` and in `self` (`None` where it is absent). Only the shards the two do not share are
+    /// walked; an entry of such a shard that the copy left alone comes with both values, equal.
+    pub(crate) fn changes_since<'a>(&'a self, old: &'a Self) -> Vec<(&'a K, Option<&'a V>, Option<&'a V>)> {
+        let mut changes = Vec::new();
+        for (new, old) in self.0.unshared(&old.0) {
+            // A shard holds a dozen entries or so: a scan of the other side is the cheapest lookup.
+            let find = |entries: &'a [(K, V)], key: &K| entries.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+            for (key, value) in old {
+                changes.push((key, Some(value), find(new, key)));
+            }
+            for (key, value) in new {
+                if find(old, key).is_none() {
+                    changes.push((key, None, Some(value)));
+                }
+            }
+        }
+        changes
+    }
+
     /// How many shards `self` and `other` hold at the same address: what a copy did not change.
     #[cfg(test)]
     pub(crate) fn shared_shards(&self, other: &Self) -> usize {

@@ -4,7 +4,8 @@
 //! A transfer is answered from one snapshot: the records are cloned under the zones' read lock, the lock is
 //! dropped, and only then are the messages encoded, signed and written, so a slow secondary never holds up
 //! a write and a write never tears a transfer. A signed zone goes out with its signatures and an NSEC
-//! chain ([`crate::signed_transfer`]), and its IXFR is answered with the whole zone.
+//! chain ([`crate::signed_transfer`]); its IXFR carries the changes of the signatures and the chain
+//! beside the data's.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ServerConfig;
 use crate::metrics::{KindLabels, ReasonLabels, ServerMetrics, Transport};
 use crate::signed_transfer::SignedZone;
-use crate::zones::{Diff, Zones};
+use crate::zones::{Diff, Zone, Zones};
 
 /// Records are packed into transfer messages until one passes this size (RFC 5936 §2.2 leaves it to us;
 /// BIND and Knot use similar sizes). Below the 64 KiB TCP maximum with room for the largest record.
@@ -232,9 +233,12 @@ impl Transfers {
             };
             match client_serial {
                 Some(client) if !serial_before(client, zone.serial()) => ("ixfr_current", Snapshot::Records(vec![soa])),
-                // A signed zone's IXFR is answered with the whole zone (RFC 1995 §4 allows it): the journal
-                // holds the data's changes, not those of the signatures and the NSEC chain a secondary has.
-                Some(_) if zone.signing().is_some() => ("ixfr_full", whole(soa)),
+                // A signed zone's IXFR carries the changes of its signatures and NSEC chain too; the
+                // whole zone when the journal does not reach back.
+                Some(client) if zone.signing().is_some() => match signed_ixfr_records(zone, &soa, client) {
+                    Some(records) => ("ixfr", Snapshot::Records(records)),
+                    None => ("ixfr_full", whole(soa)),
+                },
                 Some(client) => match zone.journal().since(client) {
                     Some(diffs) => ("ixfr", Snapshot::Records(ixfr_records(&soa, diffs))),
                     None => ("ixfr_full", whole(soa)),
@@ -360,6 +364,29 @@ fn ixfr_records<'a>(soa: &Record, diffs: impl Iterator<Item = &'a Diff>) -> Vec<
     records
 }
 
+/// A signed zone's incremental IXFR answer from `client`'s serial: the journal's diffs, the last one
+/// also removing the RRSIGs and NSECs the secondary holds that changed since (a set's signature, a
+/// link's next name or types) and adding the current ones, so the secondary ends with exactly the
+/// signed zone an AXFR would give it. `None` when the journal does not reach back to `client`, or its
+/// diff from there kept no signing state (the answer is then the whole zone).
+///
+/// Also `None` when the secondary may hold another replica's signatures: an IXFR deletes records by
+/// their bytes, and another replica's ECDSA RRSIGs differ from this one's (a random nonce), so the
+/// deletions would miss. Only a zone whose serials do not settle (one replica) or whose key signs alike
+/// on every replica (Ed25519, with the windows every replica shares) is answered incrementally.
+fn signed_ixfr_records(zone: &Zone, soa: &Record, client: u32) -> Option<Vec<Record>> {
+    if zone.serials_settle() && !zone.signing()?.signs_alike_everywhere() {
+        return None;
+    }
+    let mut diffs: Vec<&Diff> = zone.journal().since(client)?.collect();
+    let old = diffs.first()?.signed_from.clone()?;
+    let (removed, added) = zone.signing()?.changes_since(&old);
+    let mut last = diffs.pop()?.clone();
+    last.removed.extend(removed);
+    last.added.extend(added);
+    Some(ixfr_records(soa, diffs.into_iter().chain(std::iter::once(&last))))
+}
+
 /// The records as authoritative answers to `request`, each message filled until it passes `limit` bytes,
 /// the question repeated in every message. At least one message, even for no records.
 fn encode(request: &Message, records: &[Record], limit: usize) -> Result<Vec<Vec<u8>>, hickory_proto::ProtoError> {
@@ -446,6 +473,7 @@ mod tests {
                 removed: vec![],
                 added: vec![a("web.example.org.", [192, 0, 2, 1])],
                 from_shared: true,
+                signed_from: None,
             },
             Diff {
                 from: 11,
@@ -453,6 +481,7 @@ mod tests {
                 removed: vec![a("web.example.org.", [192, 0, 2, 1])],
                 added: vec![a("web.example.org.", [192, 0, 2, 2])],
                 from_shared: true,
+                signed_from: None,
             },
         ];
         let records = ixfr_records(&soa(12), diffs.iter());
@@ -765,5 +794,132 @@ mod tests {
         let got = ask(&t, notify, Some(&key), "198.51.100.1:1", Transport::Udp);
         assert_eq!(rcode(&got), ResponseCode::NotAuth);
         assert!(got[0].signature.is_some(), "signed");
+    }
+
+    /// `held` (a secondary's records, SOA left out) after it applies the IXFR answer `answer` as RFC 1995
+    /// §4 says: each deleted record must be one it holds (by name, type and data, as a secondary
+    /// matches them), else the test fails as Knot would refuse the transfer.
+    fn apply_ixfr(mut held: Vec<Record>, answer: &[Record]) -> Vec<Record> {
+        let same = |a: &Record, b: &Record| {
+            a.name.to_lowercase() == b.name.to_lowercase() && a.record_type() == b.record_type() && a.data == b.data
+        };
+        let mut adding = true;
+        let inner = answer.get(1..answer.len().saturating_sub(1)).unwrap_or_default();
+        for record in inner {
+            if record.record_type() == RecordType::SOA {
+                adding = !adding;
+            } else if adding {
+                held.push(record.clone());
+            } else {
+                let at = held
+                    .iter()
+                    .position(|h| same(h, record))
+                    .unwrap_or_else(|| panic!("the secondary holds no {record}"));
+                held.remove(at);
+            }
+        }
+        held
+    }
+
+    /// The records of `zone`'s AXFR but the SOA, as text, sorted.
+    fn axfr_text(zone: &Zone) -> Vec<String> {
+        let records = SignedZone::snapshot(zone, zone.soa())
+            .map(SignedZone::records)
+            .unwrap_or_default();
+        sorted_text(records.iter().filter(|r| r.record_type() != RecordType::SOA))
+    }
+
+    fn sorted_text<'a>(records: impl Iterator<Item = &'a Record>) -> Vec<String> {
+        let mut text: Vec<String> = records.map(|r| r.to_string().to_lowercase()).collect();
+        text.sort();
+        text
+    }
+
+    #[test]
+    fn a_signed_zones_ixfr_carries_the_changed_signatures_and_links_and_ends_where_the_axfr_does() {
+        use crate::answer::tests::{a as a_set, name, set};
+
+        let mut config = crate::zones::tests::zone_config("example.org.");
+        let key = crate::dnssec::ZoneKey::generate(crate::dnssec::KeyAlgorithm::EcdsaP256).expect("a key");
+        config.dnssec = Some(crate::dnssec::DnssecConfig::new(key));
+        let limits = crate::config::Limits {
+            serial_cell: None,
+            ..crate::config::Limits::default()
+        };
+        let zones = Zones::new(&[config], 5, limits);
+        let now = crate::dnssec::now();
+        // A write as the provider makes it: the records it removed and added journaled.
+        let write = |puts: &[(&str, &str)], removes: &[&str]| {
+            let mut all = zones.write();
+            let zone = &mut all.zones_mut()[0];
+            let (mut removed, mut added) = (Vec::new(), Vec::new());
+            for (owner, ip) in puts {
+                let new = set(vec![a_set(ip)]);
+                added.extend(new.records(&name(owner)));
+                let old = zone.put(&name(owner), new);
+                removed.extend(old.iter().flat_map(|old| old.records(&name(owner)).collect::<Vec<_>>()));
+            }
+            for owner in removes {
+                let old = zone.remove(&LowerName::new(&name(owner)), RecordType::A);
+                removed.extend(old.iter().flat_map(|old| old.records(&name(owner)).collect::<Vec<_>>()));
+            }
+            zone.commit(crate::dnssec::now(), removed, added);
+        };
+        let hosts: Vec<String> = (0..50).map(|n| format!("host{n}.example.org.")).collect();
+        let mut puts: Vec<(&str, &str)> = hosts.iter().map(|h| (h.as_str(), "192.0.2.1")).collect();
+        // Glue below a delegation: signed, but transferred without its signature.
+        puts.push(("ns.sub.example.org.", "192.0.2.53"));
+        write(&puts, &[]);
+        {
+            let mut all = zones.write();
+            let delegation = set(vec![RData::NS(hickory_proto::rr::rdata::NS(name(
+                "ns.sub.example.org.",
+            )))]);
+            all.zones_mut()[0].put(&name("sub.example.org."), delegation);
+            all.zones_mut()[0].commit(crate::dnssec::now(), Vec::new(), Vec::new());
+        }
+        let (from, held) = {
+            let set = zones.read();
+            let zone = &set.zones()[0];
+            let records = SignedZone::snapshot(zone, zone.soa())
+                .map(SignedZone::records)
+                .unwrap_or_default();
+            let held: Vec<Record> = records
+                .into_iter()
+                .filter(|r| r.record_type() != RecordType::SOA)
+                .collect();
+            (zone.serial(), held)
+        };
+
+        // A changed set, a new name and a gone one: their signatures and the links around them.
+        write(
+            &[("host7.example.org.", "192.0.2.7"), ("new.example.org.", "192.0.2.9")],
+            &["host3.example.org."],
+        );
+        let set = zones.read();
+        let zone = &set.zones()[0];
+        let answer = signed_ixfr_records(zone, &zone.soa(), from).expect("incremental");
+        assert!(answer.len() < held.len() / 4, "incremental: {} records", answer.len());
+        let untouched = answer.iter().any(|r| r.name.to_ascii() == "host20.example.org.");
+        assert!(!untouched, "an untouched set is not sent");
+        let after_write = apply_ixfr(held.clone(), &answer);
+        assert_eq!(
+            sorted_text(after_write.iter()),
+            axfr_text(zone),
+            "the secondary holds the signed zone"
+        );
+        drop(set);
+
+        // A renewal round on top: from the same serial, or from the one after the write.
+        let period = zones.read().zones()[0].signing().expect("signed").renewal_period();
+        assert!(crate::dnssec_renew::renew(&zones, now + period) > 50);
+        let set = zones.read();
+        let zone = &set.zones()[0];
+        let answer = signed_ixfr_records(zone, &zone.soa(), from).expect("incremental");
+        assert_eq!(sorted_text(apply_ixfr(held, &answer).iter()), axfr_text(zone));
+        assert!(
+            signed_ixfr_records(zone, &zone.soa(), 12_345).is_none(),
+            "not in the journal"
+        );
     }
 }

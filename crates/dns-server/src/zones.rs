@@ -170,6 +170,7 @@ impl Drop for ZonesWrite<'_> {
     fn drop(&mut self) {
         for zone in &mut self.next.zones {
             zone.sign_chain();
+            zone.publish();
         }
         let next = std::mem::replace(&mut self.next, ZoneSet { zones: Vec::new() });
         let replaced = {
@@ -235,6 +236,9 @@ pub struct Zone {
     signing: Option<Arc<ZoneSigning>>,
     /// How the serial settles: the content's digest and the span of its last change.
     settling: Settling,
+    /// A signed zone's signing as last published, with the serial it was published under: the state
+    /// the next diff starts from, which a signed IXFR compares the current one with.
+    published: Option<(u32, Arc<ZoneSigning>)>,
 }
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
@@ -393,11 +397,8 @@ impl Zone {
             journal: Journal::new(limits.journal_changes),
             records: 0,
             signing: None,
-            settling: Settling::new(
-                limits.serial_cell,
-                config.dnssec.as_ref().map(|d| d.validity_secs / 4),
-                serial,
-            ),
+            settling: Settling::new(limits.serial_cell),
+            published: None,
             config: Arc::new(config),
         };
         let apex = zone.config.origin.clone();
@@ -449,7 +450,13 @@ impl Zone {
             );
         }
         zone.sign_chain();
+        zone.publish();
         zone
+    }
+
+    /// Notes the signing state as it is published now, under the current serial.
+    fn publish(&mut self) {
+        self.published = self.signing.clone().map(|s| (self.serial, s));
     }
 
     /// The zone's apex.
@@ -596,13 +603,18 @@ impl Zone {
 
     /// Signs `set` at `name` when the zone is signed (a delegation's NS set is the child's: unsigned).
     fn sign(&mut self, name: &Name, set: &RrSet) {
+        self.sign_at(name, set, crate::dnssec::now());
+    }
+
+    /// [`Zone::sign`] as if the clock read `now`: a new serial's SOA is signed at the time its commit,
+    /// settling or renewal was given.
+    fn sign_at(&mut self, name: &Name, set: &RrSet, now: u32) {
         let Some(signing) = self.signing.as_mut().map(Arc::make_mut) else {
             return;
         };
         if set.record_type == RecordType::NS && LowerName::new(name) != self.origin {
             return;
         }
-        let now = crate::dnssec::now();
         if let Err(e) = signing.sign_set(name, set.ttl, &set.data.to_vec(), now) {
             tracing::warn!(zone = %self.config.origin, %name, record_type = ?set.record_type, error = %e, "cannot sign a record set");
         }
@@ -743,13 +755,18 @@ impl Zone {
         let serial = if at_or_after(now, next) { now } else { next };
         let from_shared = self.settling.shared;
         self.settling.changed(now);
-        self.advance(serial, removed, added, from_shared);
+        self.advance(serial, removed, added, from_shared, now);
     }
 
     /// Whether the current serial names the same content on every replica (settled, or settling is off):
     /// only such a serial is sent in NOTIFY, and only from such a serial is IXFR answered with diffs.
     pub fn serial_is_shared(&self) -> bool {
         self.settling.shared
+    }
+
+    /// Whether serials settle (replicas share them); `false` for one replica, whose every serial is final.
+    pub fn serials_settle(&self) -> bool {
+        self.settling.cell.is_some()
     }
 
     /// When [`Zone::settle`] has work, in seconds since the epoch: the end of the span of the last
@@ -773,12 +790,40 @@ impl Zone {
             self.serial.wrapping_add(1)
         };
         // From a provisional serial, which only this replica gives this content.
-        self.advance(serial, Vec::new(), Vec::new(), false);
+        self.advance(serial, Vec::new(), Vec::new(), false, now);
         true
     }
 
-    /// Sets the serial to `serial`, re-signs the SOA, and journals the change it names.
-    fn advance(&mut self, serial: u32, removed: Vec<Record>, added: Vec<Record>, from_shared: bool) {
+    /// Enters the renewal round at `round` ([`ZoneSigning::round`]) once the sets due in it are re-signed
+    /// (at `now`): the serial moves on, so the secondaries are told and transfer the renewed signatures,
+    /// before theirs expire. With settling on, it moves to the serial every replica holding the same
+    /// records gives that round (whether or not it had signatures of its own to renew: a set written
+    /// across an instant may be due on one replica only), or stays when a change settled after the round
+    /// already passed it (alike on every replica; the signatures go with the next serial), or is left to
+    /// the change settling now. Whether the serial moved; nothing happens to an unsigned zone.
+    pub(crate) fn renewed(&mut self, round: u32, now: u32) -> bool {
+        let Some(signing) = self.signing.as_mut().map(Arc::make_mut) else {
+            return false;
+        };
+        signing.enter_round(round);
+        match self.settling.renewal(round) {
+            RoundSerial::Next => {
+                self.commit(now, Vec::new(), Vec::new());
+                true
+            }
+            RoundSerial::Settling => false,
+            RoundSerial::Shared(serial) if after(serial, self.serial) => {
+                let from_shared = self.settling.shared;
+                self.settling.shared = true;
+                self.advance(serial, Vec::new(), Vec::new(), from_shared, now);
+                true
+            }
+            RoundSerial::Shared(_) => false,
+        }
+    }
+
+    /// Sets the serial to `serial`, re-signs the SOA at `now`, and journals the change it names.
+    fn advance(&mut self, serial: u32, removed: Vec<Record>, added: Vec<Record>, from_shared: bool, now: u32) {
         let from = self.serial;
         self.serial = serial;
         let soa = RData::SOA(self.soa_data());
@@ -796,12 +841,17 @@ impl Zone {
             .cloned()
         {
             let apex = self.config.origin.clone();
-            self.sign(&apex, &set);
+            self.sign_at(&apex, &set, now);
         }
         // A diff as large as half the zone is no cheaper to send than the zone itself (RFC 1995 lets a
         // server answer any IXFR with the whole zone), so the journal never holds more than that: a first
         // sync does not keep a second copy of every record.
         let max_records = (self.records / 2).max(MIN_JOURNAL_RECORDS);
+        let signed_from = self
+            .published
+            .as_ref()
+            .filter(|(serial, _)| *serial == from)
+            .map(|(_, signing)| signing.clone());
         self.journal.push(
             Diff {
                 from,
@@ -809,6 +859,7 @@ impl Zone {
                 removed,
                 added,
                 from_shared,
+                signed_from,
             },
             max_records,
         );
@@ -885,6 +936,10 @@ pub struct Diff {
     /// Whether `from` names the same content on every replica; an IXFR is answered with diffs only from
     /// such a serial (a secondary may hold another replica's provisional serial of the same number).
     pub from_shared: bool,
+    /// A signed zone's signatures and NSEC chain as published at `from`: a signed IXFR sends what
+    /// changed between them and the current ones beside the data's diffs. It shares every shard the
+    /// writes since did not change, so it holds what they replaced.
+    pub signed_from: Option<Arc<ZoneSigning>>,
 }
 
 /// Records a journal may always hold, however small its zone.
@@ -967,29 +1022,28 @@ struct Settling {
     /// Whether the current serial means the same content on every replica: settled, or settling off
     /// (one replica).
     shared: bool,
-    /// For a signed zone: how often the serial moves on even when nothing changed (a multiple of the
-    /// span), so secondaries transfer again and take the signatures renewed meanwhile, before theirs
-    /// expire. Every replica moves at the same instants.
-    refresh: Option<u32>,
-    /// The refresh period (seconds since the epoch / `refresh`) of the last settled serial.
-    period: u32,
+}
+
+/// The serial a renewal round of a signed zone moves to ([`Settling::renewal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RoundSerial {
+    /// Serials do not settle (one replica): the next one, as for any write.
+    Next,
+    /// A change is settling: its settled serial, coming within a span, carries the renewed signatures.
+    Settling,
+    /// The serial every replica holding the same records gives this round.
+    Shared(u32),
 }
 
 impl Settling {
-    /// Settling in spans of `cell` (`None`: off), a signed zone's serial refreshed every `refresh`
-    /// seconds, starting at `now`.
-    fn new(cell: Option<std::time::Duration>, refresh: Option<u32>, now: u32) -> Settling {
+    /// Settling in spans of `cell` (`None`: off).
+    fn new(cell: Option<std::time::Duration>) -> Settling {
         let cell = cell.map(|c| u32::try_from(c.as_secs()).unwrap_or(u32::MAX).max(2));
-        let refresh = cell
-            .zip(refresh)
-            .map(|(cell, every)| (every / cell).max(1).saturating_mul(cell));
         Settling {
             cell,
             digest: 0,
             unsettled: None,
             shared: cell.is_none(),
-            refresh,
-            period: refresh.map_or(0, |every| now / every),
         }
     }
 
@@ -1009,46 +1063,46 @@ impl Settling {
         }
     }
 
-    /// The end of the span of the last unsettled change, or the next refresh of a signed zone.
+    /// The end of the span of the last unsettled change.
     fn due(&self) -> Option<u32> {
         let cell = self.cell?;
-        let refresh = self
-            .refresh
-            .map(|every| self.period.saturating_add(1).saturating_mul(every));
-        match self.unsettled {
-            Some(span) => Some(span.saturating_add(1).saturating_mul(cell)),
-            None => refresh,
-        }
+        self.unsettled.map(|span| span.saturating_add(1).saturating_mul(cell))
     }
 
-    /// The settled serial, once the span of the last change is over at `now`: the second half of the
-    /// next span, at an offset the digest picks, so two contents settled in one span differ.
-    /// A signed zone's refresh settles as if its content had changed in the span before the refresh's
-    /// instant, so every replica gives it the same serial.
+    /// The settled serial, once the span of the last change is over at `now`.
     fn settle(&mut self, now: u32) -> Option<u32> {
         let cell = self.cell?;
-        let refresh_due = self.refresh.is_some_and(|every| now / every > self.period);
-        let span = match self.unsettled {
-            Some(span) => span,
-            None if refresh_due => (now / cell).wrapping_sub(1),
-            None => return None,
-        };
+        let span = self.unsettled?;
         if now / cell <= span {
             return None;
         }
         self.unsettled = None;
         self.shared = true;
-        if let Some(every) = self.refresh {
-            self.period = now / every;
+        Some(self.settled_after(span, cell))
+    }
+
+    /// The serial of a signed zone entering the renewal round at `round` (seconds since the epoch, an
+    /// instant every replica holding the same records shares): settled as if the content had changed in
+    /// the round's span, so it depends on the round and the content only.
+    fn renewal(&self, round: u32) -> RoundSerial {
+        let Some(cell) = self.cell else {
+            return RoundSerial::Next;
+        };
+        if self.unsettled.is_some() {
+            return RoundSerial::Settling;
         }
+        RoundSerial::Shared(self.settled_after(round / cell, cell))
+    }
+
+    /// The serial settled for a change in `span`: the second half of the next span, at an offset the
+    /// digest picks, so two contents settled in one span differ.
+    fn settled_after(&self, span: u32, cell: u32) -> u32 {
         let half = cell / 2;
         let offset = u32::try_from(self.digest % u64::from(half)).unwrap_or(0);
-        Some(
-            span.wrapping_add(1)
-                .wrapping_mul(cell)
-                .wrapping_add(half)
-                .wrapping_add(offset),
-        )
+        span.wrapping_add(1)
+            .wrapping_mul(cell)
+            .wrapping_add(half)
+            .wrapping_add(offset)
     }
 }
 
@@ -1284,53 +1338,6 @@ pub(crate) mod tests {
         );
         assert!(two.settle(t0 + 120));
         assert_ne!(serial_of(&two) - 60, settled, "another content, another offset");
-    }
-
-    #[test]
-    fn a_signed_zones_serial_moves_on_at_the_same_instants_on_every_replica_so_secondaries_renew() {
-        let day: u32 = 86_400;
-        // Midnight: a multiple of a day, and of the span.
-        let t0: u32 = 1_800_000_000 / day * day;
-        let key = crate::dnssec::ZoneKey::generate(crate::dnssec::KeyAlgorithm::Ed25519).expect("key");
-        let config = ZoneConfig {
-            dnssec: Some(crate::dnssec::DnssecConfig {
-                validity_secs: 4 * day,
-                ..crate::dnssec::DnssecConfig::new(key)
-            }),
-            ..zone_config("example.org.")
-        };
-        let limits = Limits {
-            serial_cell: Some(std::time::Duration::from_secs(60)),
-            ..Limits::default()
-        };
-        let replicas: Vec<Zones> = [t0 + 10, t0 + 3_000]
-            .into_iter()
-            .map(|start| Zones::new(std::slice::from_ref(&config), start, limits))
-            .collect();
-        for (replica, at) in replicas.iter().zip([t0 + 4_000, t0 + 4_010]) {
-            replica.write().zones_mut()[0].commit(at, vec![], vec![]);
-            assert!(replica.settle(at + 60));
-        }
-        let settled: Vec<u32> = replicas.iter().map(serial_of).collect();
-        assert_eq!(settled[0], settled[1]);
-        // Refreshed every validity / 4 = a day: not before, and then at once, alike.
-        let next = t0 + day;
-        assert_eq!(replicas[0].settles_at(), Some(next));
-        assert!(!replicas[0].settle(next - 1));
-        let refreshed: Vec<u32> = replicas
-            .iter()
-            .map(|r| {
-                assert!(r.settle(next + 1), "the refresh is due");
-                serial_of(r)
-            })
-            .collect();
-        assert_eq!(refreshed[0], refreshed[1], "the same instant, the same serial");
-        assert!(after(refreshed[0], settled[0]));
-        assert!((next + 30..next + 60).contains(&refreshed[0]), "{}", refreshed[0]);
-        assert_eq!(replicas[0].settles_at(), Some(next + day));
-        // An unsigned zone is not refreshed.
-        let unsigned = Zones::new(&[zone_config("example.org.")], t0, limits);
-        assert_eq!(unsigned.settles_at(), None);
     }
 
     #[test]

@@ -146,6 +146,13 @@ fn same_records(served: &Served, secondaries: &[&dns_server::DnsServer], step: &
     }
 }
 
+/// How many incoming IXFRs Knot's `log` says it finished (an AXFR-style one goes on as an AXFR).
+fn finished_ixfrs(log: &str) -> usize {
+    log.lines()
+        .filter(|l| l.contains("IXFR, incoming") && l.contains("finished"))
+        .count()
+}
+
 /// `kdig` with `args` against the server: its output.
 fn kdig(port: u16, args: &[&str]) -> String {
     let out = Command::new(need("kdig"))
@@ -302,10 +309,7 @@ fn follow(signed: bool) -> Served {
         "BIND's incoming transfers:\n{bind_log}"
     );
     let knot_log = knot.log();
-    let knot_ixfr = knot_log
-        .lines()
-        .filter(|l| l.contains("IXFR, incoming") && l.contains("finished"))
-        .count();
+    let knot_ixfr = finished_ixfrs(&knot_log);
     assert!(
         knot_ixfr >= steps.len(),
         "Knot finished {knot_ixfr} incoming IXFRs:\n{knot_log}"
@@ -441,8 +445,9 @@ fn validated(validator: &Validator, name: &str, rtype: &str, status: &str) -> Ve
 /// A signed zone on a real secondary: Knot takes it by AXFR (every set's RRSIG, the apex's DNSKEY, CDS
 /// and CDNSKEY, and the NSEC chain the transfer makes), and a validating BIND with the zone's DS,
 /// forwarding to Knot alone, calls every answer shape Knot gives secure, its denials among them (made
-/// from the chain: Knot has no key). After a change Knot asks for IXFR and is answered the whole signed
-/// zone, and the new record validates too.
+/// from the chain: Knot has no key). After a change Knot asks for IXFR and is answered incrementally
+/// (the new set, its signature, the links around it and the SOA's), and the new record and the denials
+/// around it validate too.
 #[test]
 fn a_knot_secondary_of_a_signed_zone_serves_answers_that_validate() {
     require!(Knot, Bind, DnsClients);
@@ -493,15 +498,28 @@ fn a_knot_secondary_of_a_signed_zone_serves_answers_that_validate() {
     // A name no NSEC the resolver has seen covers (it synthesises NXDOMAIN from those it holds, RFC 8198).
     let new = validated(&validator, "pub.example.org", "A", "NOERROR");
     assert_eq!(new.len(), 1, "{new:?}");
+    // The denials around the new name come from the links the IXFR changed.
+    assert!(validated(&validator, "pub.example.org", "TXT", "NOERROR").is_empty());
+    assert!(validated(&validator, "pua.example.org", "A", "NXDOMAIN").is_empty());
+    incremental(&knot, &served);
+}
+
+/// Asserts that Knot took every IXFR of the signed zone as it came: incremental (not AXFR-style), with
+/// no change it could not apply (a deleted record it did not hold fails the transfer).
+fn incremental(knot: &dns_server::DnsServer, served: &Served) {
     let log = knot.log();
     assert!(
-        log.lines()
-            .any(|l| l.contains("IXFR, incoming") && l.contains("AXFR-style")),
-        "Knot asked for IXFR and took the whole zone in answer:\n{log}"
+        log.lines().any(|l| l.contains("IXFR, incoming")),
+        "Knot asked for IXFR:\n{log}"
     );
     assert!(
-        metrics(&served).contains("extdns_dns_server_transfers_total{kind=\"ixfr_full\"}"),
-        "answered with the whole signed zone"
+        !log.lines()
+            .any(|l| l.contains("AXFR-style") || l.contains("fallback") || l.contains("failed") || l.contains("error")),
+        "Knot applied the incremental answer:\n{log}"
+    );
+    assert!(
+        metrics(served).contains("extdns_dns_server_transfers_total{kind=\"ixfr\"}"),
+        "answered with the changes"
     );
 }
 
@@ -570,6 +588,18 @@ impl Service {
         });
         Service { port }
     }
+}
+
+/// A Knot secondary on `knot_port` whose primary is the Service of `replicas`, once it serves `serial`.
+fn knot_following(replicas: [&Served; 2], knot_port: u16, serial: u32) -> dns_server::DnsServer {
+    let service = Service::start([replicas[0].port(), replicas[1].port()]);
+    let primary = Primary {
+        port: service.port,
+        key: None,
+    };
+    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
+    wait_serial(&[&knot], serial, Instant::now(), FOLLOW_WITHIN);
+    knot
 }
 
 /// Waits until the first half-second of a span of `cell` has begun, so that writes made now land in one
@@ -646,13 +676,7 @@ fn two_replicas_settle_on_one_serial_and_a_knot_secondary_follows_their_service(
     );
     let first = settled(&[&one, &two]);
 
-    let service = Service::start([one.port(), two.port()]);
-    let primary = Primary {
-        port: service.port,
-        key: None,
-    };
-    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
-    wait_serial(&[&knot], first, Instant::now(), FOLLOW_WITHIN);
+    let knot = knot_following([&one, &two], knot_port, first);
     same_records(&one, &[&knot], "the first transfer");
     same_records(&two, &[&knot], "the first transfer");
 
@@ -704,4 +728,243 @@ fn two_replicas_settle_on_one_serial_and_a_knot_secondary_follows_their_service(
             "{name}: no NOTIFY refused: {metrics}"
         );
     }
+}
+
+/// The RRSIGs covering `name TYPE` that `port` serves (asked over TCP with DO).
+fn rrsigs(port: u16, name: &str, rtype: WireType) -> Vec<hickory_proto::dnssec::rdata::RRSIG> {
+    use hickory_proto::dnssec::rdata::DNSSECRData;
+    use hickory_proto::op::Edns;
+
+    let mut query = Message::query();
+    query.add_query(Query::query(common::name(name), rtype));
+    let mut edns = Edns::new();
+    edns.set_dnssec_ok(true);
+    edns.set_max_payload(4096);
+    query.set_edns(edns);
+    let wire = query.to_vec().expect("query encodes");
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connects");
+    stream.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+    let length = u16::try_from(wire.len()).expect("a short query");
+    std::io::Write::write_all(&mut stream, &[&length.to_be_bytes()[..], &wire].concat()).expect("sends");
+    let mut length = [0u8; 2];
+    std::io::Read::read_exact(&mut stream, &mut length).expect("an answer");
+    let mut answer = vec![0u8; usize::from(u16::from_be_bytes(length))];
+    std::io::Read::read_exact(&mut stream, &mut answer).expect("an answer");
+    let answer = Message::from_vec(&answer).expect("the answer parses");
+    answer
+        .answers
+        .iter()
+        .filter_map(|r| match &r.data {
+            RData::DNSSEC(DNSSECRData::RRSIG(sig)) if sig.input().type_covered == rtype => Some(sig.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The inception and expiration of the RRSIGs covering `name TYPE` that `port` serves.
+fn rrsig_windows(port: u16, name: &str, rtype: WireType) -> Vec<(u32, u32)> {
+    rrsigs(port, name, rtype)
+        .iter()
+        .map(|sig| (sig.input().sig_inception.get(), sig.input().sig_expiration.get()))
+        .collect()
+}
+
+/// Renewed signatures reach a real secondary: the renewal re-signs the sets whose instant has come and
+/// moves the serial on (the settled one, as every replica would), the server sends NOTIFY, and Knot,
+/// which had taken the zone before, serves the new signatures: the RRSIGs read from it are dated one
+/// renewal period later, as the server's own are, taken by an incremental IXFR. The renewal runs as if a
+/// period had passed; Knot, a secondary that does not validate, serves what it transferred.
+#[test]
+fn a_knot_secondary_serves_the_signatures_a_renewal_made_after_the_new_serial() {
+    require!(Knot, DnsClients);
+    let knot_port = free_port();
+    // Ed25519: every replica's signatures are the same bytes, so the zone's IXFR is incremental even
+    // with serials settling (several replicas).
+    let key = ZoneKey::generate(KeyAlgorithm::Ed25519).expect("a key");
+    let zone = ZoneConfig {
+        dnssec: Some(DnssecConfig::new(key)),
+        ..common::zone_config()
+    };
+    let served = Served::with(ServerConfig {
+        secondaries: vec![Secondary {
+            address: SocketAddr::from(([127, 0, 0, 1], knot_port)),
+            key: None,
+        }],
+        limits: Limits {
+            serial_cell: Some(Duration::from_secs(2)),
+            ..Limits::default()
+        },
+        ..ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone])
+    });
+    served.apply(&common::every_answer_shape());
+    let first = settled(&[&served]);
+    let primary = Primary {
+        port: served.port(),
+        key: None,
+    };
+    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
+    wait_serial(&[&knot], first, Instant::now(), FOLLOW_WITHIN);
+    let signed = [
+        ("web.example.org", WireType::A),
+        (ZONE, WireType::SOA),
+        (ZONE, WireType::DNSKEY),
+    ];
+    let before: Vec<_> = signed.iter().map(|(n, t)| rrsig_windows(knot.port, n, *t)).collect();
+    for ((n, t), windows) in signed.iter().zip(&before) {
+        assert_eq!(windows.len(), 1, "{n} {t}: {windows:?}");
+        assert_eq!(
+            windows,
+            &rrsig_windows(served.port(), n, *t),
+            "{n} {t}: Knot serves ours"
+        );
+    }
+
+    let period = served.zones.read().zones()[0]
+        .signing()
+        .expect("signed")
+        .renewal_period();
+    let later = u32::try_from(extdns_dns_wire::unix_now()).expect("a 32-bit clock") + period;
+    let start = Instant::now();
+    let renewed = extdns_dns_server::dnssec_renew::renew(&served.zones, later);
+    assert!(renewed > 10, "every set's instant came: {renewed} renewed");
+    let moved = serial(&served);
+    assert!(
+        moved != first && served.zones.read().zones()[0].serial_is_shared(),
+        "{moved}"
+    );
+    let took = wait_serial(&[&knot], moved, start, FOLLOW_WITHIN);
+    eprintln!("Knot serves the renewed signatures {took:?} after the renewal");
+    for ((n, t), old) in signed.iter().zip(&before) {
+        let new = rrsig_windows(knot.port, n, *t);
+        assert_eq!(
+            new,
+            rrsig_windows(served.port(), n, *t),
+            "{n} {t}: Knot serves the renewed ones"
+        );
+        // The SOA is signed anew with each serial; every set is dated from its own instant.
+        assert_eq!(
+            new,
+            vec![(old[0].0 + period, old[0].1 + period)],
+            "{n} {t}: one period on"
+        );
+    }
+    incremental(&knot, &served);
+}
+
+/// Two replicas of an Ed25519-signed zone behind their Service, a Knot secondary following it (item 6
+/// of issue 49). The replicas sign apart (each its own writes, at its own moment), yet make the same
+/// validity windows and so the same signature bytes: they settle on one serial, and Knot takes every
+/// change by an incremental IXFR from whichever replica it reaches, deleting the RRSIGs another replica
+/// sent it by their bytes. After a renewal round on both (each at its own moment in the slot) both move
+/// to one serial, and Knot serves the renewed windows.
+#[test]
+fn two_replicas_of_an_ed25519_zone_sign_alike_and_a_knot_secondary_takes_their_changes_incrementally() {
+    require!(Knot, DnsClients);
+    let knot_port = free_port();
+    let key = ZoneKey::generate(KeyAlgorithm::Ed25519).expect("a key");
+    let cell = Duration::from_secs(6);
+    let replica = || {
+        let zone = ZoneConfig {
+            dnssec: Some(DnssecConfig::new(key.clone())),
+            ..common::zone_config()
+        };
+        Served::with(ServerConfig {
+            secondaries: vec![Secondary {
+                address: SocketAddr::from(([127, 0, 0, 1], knot_port)),
+                key: None,
+            }],
+            // The launchers' key, which `same_records`' AXFR signs with.
+            keys: vec![launchers_key()],
+            limits: Limits {
+                serial_cell: Some(cell),
+                ..Limits::default()
+            },
+            ..ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone])
+        })
+    };
+    let (one, two) = (replica(), replica());
+    let apply = |changes: &[Change]| {
+        one.apply(changes);
+        std::thread::sleep(Duration::from_millis(150));
+        two.apply(changes);
+    };
+    at_span_start(cell);
+    apply(&common::every_answer_shape());
+    let first = settled(&[&one, &two]);
+    let alike = |step: &str| {
+        for (n, t) in [
+            ("web.example.org", WireType::A),
+            (ZONE, WireType::SOA),
+            (ZONE, WireType::DNSKEY),
+        ] {
+            let sigs = rrsigs(one.port(), n, t);
+            assert!(!sigs.is_empty(), "{step}: {n} {t} signed");
+            assert_eq!(
+                sigs,
+                rrsigs(two.port(), n, t),
+                "{step}: {n} {t}: the same bytes on both"
+            );
+        }
+    };
+    alike("the first sync");
+
+    let knot = knot_following([&one, &two], knot_port, first);
+    for step in ["create", "delete"] {
+        at_span_start(cell);
+        let start = Instant::now();
+        match step {
+            "create" => apply(&[Change::Create(ep("pub.example.org", RecordType::A, &["192.0.2.10"]))]),
+            _ => apply(&[Change::Delete(ep("pub.example.org", RecordType::A, &["192.0.2.10"]))]),
+        }
+        let serial = settled(&[&one, &two]);
+        let took = wait_serial(&[&knot], serial, start, FOLLOW_WITHIN);
+        eprintln!("{step}: Knot serves the settled serial {serial} {took:?} after the writes began");
+        alike(step);
+        // Every record, signature and NSEC, as either replica serves them.
+        same_records(&one, &[&knot], step);
+        same_records(&two, &[&knot], step);
+    }
+
+    let (period, slot) = {
+        let set = one.zones.read();
+        let signing = set.zones()[0].signing().expect("signed");
+        (signing.renewal_period(), signing.renewal_slot())
+    };
+    let now = u32::try_from(extdns_dns_wire::unix_now()).expect("a 32-bit clock");
+    let later = (now / slot + 1) * slot + period;
+    let before = serial(&one);
+    let start = Instant::now();
+    assert!(extdns_dns_server::dnssec_renew::renew(&one.zones, later) > 10);
+    assert!(extdns_dns_server::dnssec_renew::renew(&two.zones, later + 40) > 10);
+    let renewed = serial(&one);
+    assert!(renewed != before, "a new serial for the round");
+    assert_eq!(serial(&two), renewed, "the same round, the same serial");
+    let took = wait_serial(&[&knot], renewed, start, FOLLOW_WITHIN);
+    eprintln!("renewal: Knot serves the round's serial {took:?} after the renewals");
+    alike("the renewal");
+    assert_eq!(
+        rrsig_windows(knot.port, "web.example.org", WireType::A),
+        rrsig_windows(one.port(), "web.example.org", WireType::A),
+        "Knot serves the renewed window"
+    );
+    // Knot's SOA query may reach a replica whose serial has not settled yet and take that provisional
+    // serial; an IXFR from it is answered whole (AXFR-style), by design. Every incremental answer,
+    // from either replica, applies; the renewal's among them.
+    let log = knot.log();
+    let ixfrs = finished_ixfrs(&log);
+    assert!(ixfrs >= 3, "incremental answers to changes and to the renewal:\n{log}");
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("fallback") || l.contains("failed") || l.contains("error")),
+        "Knot applied every incremental answer, from either replica:\n{log}"
+    );
+    let last = log
+        .lines()
+        .rev()
+        .find(|l| l.contains("XFR, incoming"))
+        .unwrap_or_default();
+    assert!(
+        last.contains("IXFR") && last.contains("finished"),
+        "the renewal came incrementally:\n{log}"
+    );
 }

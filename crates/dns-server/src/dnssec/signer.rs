@@ -2,10 +2,17 @@
 //! that writes it, never per query), kept beside the zone's nodes and renewed a batch at a time well
 //! before it expires.
 //!
-//! A signature is valid from an hour before it is made (a validator's clock may lag) to the configured
-//! validity plus a random quarter of it, so the sets of a first sync, signed within one second, fall due
-//! for renewal spread over days rather than all at once; a set is re-signed once less than half its
-//! validity remains, which leaves a resolver days to notice a server that stopped renewing.
+//! Every replica makes the same validity windows, so a secondary may take the zone from any of them and
+//! the serial can name the signatures' round as well as the records (issue 49). A set is re-signed at
+//! fixed instants: every renewal period (half the validity), at a phase the set's owner and type pick
+//! (a fixed-key hash, a whole number of slots into the period), counted from the epoch. A signature made
+//! at any moment is dated from the set's last such instant: valid from an hour before it (a validator's
+//! clock may lag) for the validity, so it always has at least half its validity left, and two replicas
+//! signing the same set in the same period make the same window (ECDSA's signatures themselves differ,
+//! and each validates). The phases spread the renewal of a first sync's sets, signed within one second,
+//! over the period rather than all at once; and the zone's *round*, the last instant any of its sets
+//! reached, is a function of its content and the clock, so every replica enters it alike
+//! ([`ZoneSigning::round`]).
 //!
 //! During a rollover the DNSKEY set is signed by both keys ([`super::rollover`]); every other set by the
 //! signing key alone. When the keys change, the signatures made before stay served (both keys are in the
@@ -31,6 +38,18 @@ use crate::shards::ShardedMap;
 /// How far back a signature's inception is put, for validators whose clocks lag ours.
 const INCEPTION_SKEW: u32 = 3_600;
 
+/// The slots a renewal period is cut into: the phases a set may have, so at most this many rounds (and
+/// serials moved for renewal) a period, each renewing about this fraction of the zone.
+const SLOTS: u32 = 128;
+
+/// The shortest slot, in seconds: longer than the renewal task's pass (a minute), so a pass enters one
+/// round at a time on every replica.
+const MIN_SLOT: u32 = 120;
+
+/// The key of the phase hash: fixed, so every replica (every process, every version) gives a set the
+/// same phase. Not a secret: a phase only spreads renewals.
+const PHASE_KEY: (u64, u64) = (0x6578_7464_6e73_2d72, 0x656e_6577_616c_2d31);
+
 /// The signer of one zone and the signatures of its record sets. Cloned (the key shared) when a write
 /// changes the signatures of a zone's next snapshot.
 #[derive(Clone)]
@@ -41,8 +60,15 @@ pub struct ZoneSigning {
     signer_name: Name,
     /// The apex, as the chain's names are kept.
     origin: LowerName,
-    /// Seconds a new signature is valid for (before the jitter).
+    /// Seconds a new signature is valid for, from the set's last renewal instant.
     validity: u32,
+    /// Seconds between a set's renewal instants: half the validity, cut to whole slots.
+    period: u32,
+    /// Seconds a slot lasts: phases, and so renewal instants, are whole slots since the epoch.
+    slot: u32,
+    /// The last round entered: the latest renewal instant of any set at the last renewal that moved the
+    /// serial (or the slot the signer started in).
+    round: u32,
     /// Counts key changes: a signature made under an earlier generation is due for renewal.
     generation: u32,
     signatures: ShardedMap<(LowerName, RecordType), Signature>,
@@ -92,6 +118,8 @@ impl fmt::Debug for ZoneSigning {
             .field("standby_key_tag", &self.standby.as_ref().map(|s| s.key_tag))
             .field("signer_name", &self.signer_name)
             .field("validity", &self.validity)
+            .field("period", &self.period)
+            .field("round", &self.round)
             .field("signatures", &self.signatures.len())
             .field("chain", &self.chain.len())
             .finish_non_exhaustive()
@@ -102,8 +130,9 @@ impl fmt::Debug for ZoneSigning {
 #[derive(Debug, Clone)]
 struct Signature {
     rrsigs: Vec<RRSIG>,
-    /// The expiration, in seconds since the epoch.
-    expires: u32,
+    /// The set's renewal instant the signature is dated from, in seconds since the epoch: valid from an
+    /// hour before it to the validity after it, renewed at the next instant, a period later.
+    anchor: u32,
     /// The TTL the RRSIG is served with: the set's own.
     ttl: u32,
     /// The key generation that made it.
@@ -113,12 +142,19 @@ struct Signature {
 impl ZoneSigning {
     /// The signer of the zone at `origin` with `config`'s key.
     pub fn new(origin: &Name, config: &DnssecConfig) -> Result<ZoneSigning, DnssecError> {
+        let validity = config.validity_secs.max(2 * INCEPTION_SKEW);
+        let half = validity / 2;
+        let slot = (half / SLOTS).max(MIN_SLOT).min(half);
+        let period = half / slot * slot;
         Ok(ZoneSigning {
             key: Signer::new(&config.key)?,
             standby: config.standby.as_ref().map(Signer::new).transpose()?,
             signer_name: origin.to_lowercase(),
             origin: LowerName::new(origin),
-            validity: config.validity_secs.max(2 * INCEPTION_SKEW),
+            validity,
+            period,
+            slot,
+            round: super::now() / slot * slot,
             generation: 0,
             signatures: ShardedMap::new(),
             chain: OrderedNames::default(),
@@ -169,14 +205,14 @@ impl ZoneSigning {
     /// A signature of `data` at `owner` made at `now`, by the keys that sign its type.
     fn signature(&self, owner: &Name, ttl: u32, data: &[RData], now: u32) -> Result<Signature, DnssecError> {
         let record_type = data.first().ok_or(DnssecError::Empty)?.record_type();
-        let expires = now.wrapping_add(self.validity).wrapping_add(jitter(self.validity / 4));
+        let anchor = self.anchor(&LowerName::new(owner), record_type, now);
         let rrsigs = self
             .signers(owner, record_type)
-            .map(|signer| self.rrsig(signer, owner, ttl, data, now, expires))
+            .map(|signer| self.rrsig(signer, owner, ttl, data, anchor))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Signature {
             rrsigs,
-            expires,
+            anchor,
             ttl,
             generation: self.generation,
         })
@@ -197,23 +233,79 @@ impl ZoneSigning {
         signature.records(owner)
     }
 
-    /// The sets whose signatures have less than half their validity left at `now`, or were made with
-    /// keys since changed, at most `limit` of them; the chain's NSECs among them, as (name, NSEC).
+    /// The renewal instant of the set (`owner`, `record_type`) at or before `now`: its phase (a whole
+    /// number of slots the hash of its owner and type picks) plus whole periods since the epoch.
+    fn anchor(&self, owner: &LowerName, record_type: RecordType, now: u32) -> u32 {
+        use std::hash::Hasher;
+
+        let mut hasher = siphasher::sip::SipHasher24::new_with_keys(PHASE_KEY.0, PHASE_KEY.1);
+        hasher.write(owner.to_string().as_bytes());
+        hasher.write_u16(u16::from(record_type));
+        let slots = u64::from(self.period / self.slot);
+        let phase = u32::try_from(hasher.finish() % slots).unwrap_or(0) * self.slot;
+        now.wrapping_sub(now.wrapping_sub(phase) % self.period)
+    }
+
+    /// Whether a signature is due at `now`: made by keys since changed, or its set's next renewal
+    /// instant (a period after the one it is dated from) has come. Serial-number arithmetic: a signature
+    /// made long ago (expired) is due too.
+    fn is_due(&self, signature: &Signature, now: u32) -> bool {
+        signature.generation != self.generation
+            || now.wrapping_sub(signature.anchor.wrapping_add(self.period)) < 1 << 31
+    }
+
+    /// The sets whose renewal instant has come at `now` (so less than half their validity is left), or
+    /// whose signatures were made with keys since changed, at most `limit` of them; the chain's NSECs
+    /// among them, as (name, NSEC).
     pub(crate) fn due(&self, now: u32, limit: usize) -> Vec<(LowerName, RecordType)> {
-        let half = self.validity / 2;
-        // Serial-number arithmetic: an expiry already past also counts as due.
-        let due = |s: &Signature| {
-            s.generation != self.generation
-                || s.expires.wrapping_sub(now) < half
-                || s.expires.wrapping_sub(now) >= 1 << 31
-        };
-        let sets = self.signatures.iter().filter(|(_, s)| due(s)).map(|(k, _)| k.clone());
+        let sets = self
+            .signatures
+            .iter()
+            .filter(|(_, s)| self.is_due(s, now))
+            .map(|(k, _)| k.clone());
         let links = self
             .links
             .iter()
-            .filter(|(_, l)| due(&l.signature))
+            .filter(|(_, l)| self.is_due(&l.signature, now))
             .map(|(name, _)| (name.clone(), RecordType::NSEC));
         sets.chain(links).take(limit).collect()
+    }
+
+    /// The round the zone is in at `now`, when it is one not entered yet: the latest renewal instant at
+    /// or before `now` of any set or NSEC. It depends on the zone's content (which sets it holds) and the
+    /// clock alone, not on when this replica signed them, so every replica holding the same records
+    /// reaches it at the same instant, whether or not it had a signature of its own to renew then.
+    pub(crate) fn round(&self, now: u32) -> Option<u32> {
+        let latest = |anchor: u32| {
+            let since = now.wrapping_sub(anchor);
+            // A signature dated after `now` (made by a clock ahead) has no instant before it here.
+            (since < 1 << 31).then(|| anchor.wrapping_add(since / self.period * self.period))
+        };
+        let anchors = self.signatures.iter().map(|(_, s)| s.anchor);
+        let links = self.links.iter().map(|(_, l)| l.signature.anchor);
+        anchors
+            .chain(links)
+            .filter_map(latest)
+            // Serial-number arithmetic: the instants after the round entered, the latest of them.
+            .map(|instant| instant.wrapping_sub(self.round))
+            .filter(|&ahead| ahead != 0 && ahead < 1 << 31)
+            .max()
+            .map(|ahead| self.round.wrapping_add(ahead))
+    }
+
+    /// Notes the round `round` entered (its renewals done and its serial moved).
+    pub(crate) fn enter_round(&mut self, round: u32) {
+        self.round = round;
+    }
+
+    /// Seconds between two renewals of a set: half the validity, cut to whole slots.
+    pub fn renewal_period(&self) -> u32 {
+        self.period
+    }
+
+    /// Seconds a slot lasts: every renewal instant is a whole number of slots since the epoch.
+    pub fn renewal_slot(&self) -> u32 {
+        self.slot
     }
 
     /// Re-links the NSEC chain around `name` after its sets changed (`names` reads the zone as it is
@@ -376,6 +468,65 @@ impl ZoneSigning {
         std::iter::successors(first, |name| self.chain.after(name))
     }
 
+    /// The RRSIG and NSEC records that differ between `old` (this zone's signing as an earlier serial
+    /// published it) and `self`, as (removed, added): what an IXFR from that serial sends beside the
+    /// data's own changes. Only the shards the two do not share are walked, so a renewal round or a
+    /// write costs what it changed.
+    pub(crate) fn changes_since(&self, old: &ZoneSigning) -> (Vec<Record>, Vec<Record>) {
+        let (mut removed, mut added) = (Vec::new(), Vec::new());
+        for ((owner, _), before, after) in self.signatures.changes_since(&old.signatures) {
+            // Glue's signatures are kept but never transferred (as the AXFR leaves them out).
+            let before = before.filter(|_| !old.below_cut(owner));
+            let after = after.filter(|_| !self.below_cut(owner));
+            if let (Some(b), Some(a)) = (before, after)
+                && b.same(a)
+            {
+                continue;
+            }
+            let owner = Name::from(owner.clone());
+            removed.extend(before.into_iter().flat_map(|s| s.records(&owner)));
+            added.extend(after.into_iter().flat_map(|s| s.records(&owner)));
+        }
+        for (_, before, after) in self.links.changes_since(&old.links) {
+            match (before, after) {
+                (Some(b), Some(a)) if b.data == a.data && b.signature.ttl == a.signature.ttl => {
+                    if !b.signature.same(&a.signature) {
+                        removed.extend(b.signature.records(&b.owner));
+                        added.extend(a.signature.records(&a.owner));
+                    }
+                }
+                _ => {
+                    removed.extend(before.into_iter().flat_map(Link::records));
+                    added.extend(after.into_iter().flat_map(Link::records));
+                }
+            }
+        }
+        (removed, added)
+    }
+
+    /// Whether `name` is below one of the zone's delegations: glue, which a transfer sends without
+    /// RRSIG or NSEC.
+    fn below_cut(&self, name: &LowerName) -> bool {
+        let apex_labels = self.origin.num_labels();
+        let mut current = name.base_name();
+        while current.num_labels() > apex_labels {
+            if self.cuts.contains(&current) {
+                return true;
+            }
+            current = current.base_name();
+        }
+        false
+    }
+
+    /// Whether every replica makes the same signature bytes as this one: Ed25519 signs deterministically
+    /// (RFC 8032), and the windows are the same on every replica; ECDSA draws a random nonce per
+    /// signature, so another replica's RRSIG of the same set differs.
+    pub fn signs_alike_everywhere(&self) -> bool {
+        std::iter::once(&self.key)
+            .chain(self.standby.as_ref())
+            .all(|s| s.key.algorithm() == hickory_proto::dnssec::Algorithm::ED25519)
+    }
+
     /// Signatures held.
     pub fn len(&self) -> usize {
         self.signatures.len()
@@ -392,8 +543,7 @@ impl ZoneSigning {
         owner: &Name,
         ttl: u32,
         data: &[RData],
-        now: u32,
-        expires: u32,
+        anchor: u32,
     ) -> Result<RRSIG, DnssecError> {
         let Some(first) = data.first() else {
             return Err(DnssecError::Empty);
@@ -404,8 +554,8 @@ impl ZoneSigning {
             // A wildcard's labels leave out the `*` (RFC 4034 §3.1.3): hickory's count already does.
             num_labels: owner.num_labels(),
             original_ttl: ttl,
-            sig_expiration: SerialNumber::new(expires),
-            sig_inception: SerialNumber::new(now.wrapping_sub(INCEPTION_SKEW)),
+            sig_expiration: SerialNumber::new(anchor.wrapping_add(self.validity)),
+            sig_inception: SerialNumber::new(anchor.wrapping_sub(INCEPTION_SKEW)),
             key_tag: signer.key_tag,
             signer_name: self.signer_name.clone(),
         };
@@ -422,6 +572,11 @@ impl ZoneSigning {
 }
 
 impl Signature {
+    /// Whether `other` is the same signature, served alike.
+    fn same(&self, other: &Signature) -> bool {
+        self.ttl == other.ttl && self.rrsigs == other.rrsigs
+    }
+
     /// The RRSIG records, owned by `owner`, with the set's TTL.
     fn records(&self, owner: &Name) -> Vec<Record> {
         self.rrsigs
@@ -449,15 +604,6 @@ impl Link {
         records.extend(self.signature.records(&self.owner));
         records
     }
-}
-
-/// A random number of seconds below `max` (0 when the system's random source fails: the jitter only
-/// spreads renewals).
-fn jitter(max: u32) -> u32 {
-    if max == 0 {
-        return 0;
-    }
-    getrandom::u32().map_or(0, |r| r % max)
 }
 
 impl ZoneSigning {
