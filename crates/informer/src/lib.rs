@@ -46,6 +46,7 @@ pub mod kinds;
 pub mod live;
 mod lookup;
 mod manifest_cluster;
+mod manifest_files;
 pub mod manifests;
 mod pod_demand;
 mod store;

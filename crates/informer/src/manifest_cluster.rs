@@ -1,7 +1,9 @@
 //! The controller's cluster view over manifest files: a file-based source of objects.
 //!
 //! The files are read again at every sync (each call to [`Cluster::store`]), leniently: a bad document is
-//! skipped with a warning naming the file, the document and the field, and the rest still syncs. Warnings
+//! skipped with a warning naming the file, the document and the field, and the rest still syncs. Only the
+//! files whose content changed are parsed again, their objects replaced in the store in place
+//! ([`crate::manifest_files`]). Warnings
 //! are logged when they first appear, not again at every sync while the file stays the same; objects of
 //! kinds extdns does not read (most of a `kubectl get -A -o yaml` dump) are counted by kind in one line. A path that
 //! cannot be read at all makes the view incomplete ([`Cluster::synced`] is false) until it can be read again,
@@ -13,7 +15,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::watch;
 
-use crate::manifests::{LoadOptions, ManifestError, SkippedKinds, load_lenient};
+use crate::manifest_files::ManifestFiles;
+use crate::manifests::{LoadOptions, ManifestError, SkippedKinds};
 use crate::{Cluster, ClusterStore};
 
 /// Manifest files read again at every sync.
@@ -28,6 +31,8 @@ pub struct ManifestCluster {
 #[derive(Debug)]
 struct State {
     store: Arc<ClusterStore>,
+    /// What each file put in the store, so a reload parses only what changed.
+    files: ManifestFiles,
     /// The last read succeeded: the store holds every file.
     complete: bool,
     /// The warnings of the last read, so each is logged once while it lasts.
@@ -42,23 +47,23 @@ impl ManifestCluster {
     /// Reads the files once. A path that cannot be read is an error here: at startup it is a mistake in the
     /// arguments, not a file being replaced.
     pub fn load(paths: Vec<PathBuf>, opts: LoadOptions) -> Result<Self, ManifestError> {
-        let mut loaded = load_lenient(&paths, &opts)?;
-        let skipped = loaded.take_skipped_kinds();
-        if !skipped.is_empty() {
-            tracing::info!("{skipped}");
+        let (files, store, read) = ManifestFiles::load(&paths, &opts)?;
+        if !read.skipped.is_empty() {
+            tracing::info!("{}", read.skipped);
         }
-        let warnings: HashSet<String> = loaded.warnings.iter().map(ToString::to_string).collect();
-        for w in &loaded.warnings {
+        let warnings: HashSet<String> = read.warnings.into_iter().collect();
+        for w in &warnings {
             tracing::warn!("{w}");
         }
         Ok(ManifestCluster {
             paths,
             opts,
             state: Mutex::new(State {
-                store: Arc::new(loaded.store),
+                store: Arc::new(store),
+                files,
                 complete: true,
                 warnings,
-                skipped,
+                skipped: read.skipped,
                 error: None,
             }),
             changes: watch::Sender::new(0),
@@ -66,14 +71,14 @@ impl ManifestCluster {
     }
 
     fn reload(&self, state: &mut State) {
-        match load_lenient(&self.paths, &self.opts) {
-            Ok(mut loaded) => {
-                let skipped = loaded.take_skipped_kinds();
-                if skipped != state.skipped && !skipped.is_empty() {
-                    tracing::info!("{skipped}");
+        match state.files.reload(&self.paths, &self.opts, &mut state.store) {
+            Ok(read) => {
+                tracing::debug!(parsed = read.parsed, "manifests read again");
+                if read.skipped != state.skipped && !read.skipped.is_empty() {
+                    tracing::info!("{}", read.skipped);
                 }
-                state.skipped = skipped;
-                let warnings: HashSet<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+                state.skipped = read.skipped;
+                let warnings: HashSet<String> = read.warnings.into_iter().collect();
                 for w in warnings.difference(&state.warnings) {
                     tracing::warn!("{w}");
                 }
@@ -81,7 +86,6 @@ impl ManifestCluster {
                     tracing::info!("the manifests can be read again");
                 }
                 state.warnings = warnings;
-                state.store = Arc::new(loaded.store);
                 state.complete = true;
             }
             Err(e) => {

@@ -266,6 +266,9 @@ pub struct Loaded {
     pub warnings: Vec<ManifestWarning>,
     /// The objects of [`LoadOptions::keep_kinds`], as read.
     pub kept: Vec<Value>,
+    /// Where each decoded object was last seen, so one file's objects can be told apart from another's
+    /// (the manifest view reads each file on its own).
+    pub(crate) seen: HashMap<ObjectKey, Location>,
 }
 
 impl Loaded {
@@ -302,6 +305,13 @@ impl SkippedKinds {
     /// Whether nothing was skipped, so there is nothing to report.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+
+    /// Adds `other`'s counts (another file's).
+    pub(crate) fn add(&mut self, other: &SkippedKinds) {
+        for (kind, n) in &other.0 {
+            *self.0.entry(kind.clone()).or_default() += n;
+        }
     }
 
     /// How many objects were skipped.
@@ -398,6 +408,17 @@ pub enum Format {
     Json,
 }
 
+impl Format {
+    /// The format a file is read as: JSON for `.json`, YAML for anything else.
+    pub fn of(path: &Path) -> Format {
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+            Format::Json
+        } else {
+            Format::Yaml
+        }
+    }
+}
+
 /// Collects objects from several inputs into a store. A later object with the same kind, namespace and
 /// name replaces an earlier one (as `kubectl apply` would), with a warning.
 #[derive(Debug)]
@@ -432,24 +453,20 @@ impl Loader {
         }
     }
 
+    /// A lenient loader filling `store` (one file's objects, on their way to the controller's store).
+    pub(crate) fn lenient_into(opts: LoadOptions, store: ClusterStore) -> Self {
+        Loader {
+            store,
+            ..Loader::lenient(opts)
+        }
+    }
+
     /// Adds a file, or every manifest file under a directory.
     pub fn add_path(&mut self, path: &Path) -> Result<(), ManifestError> {
-        let meta = fs::metadata(path).map_err(|source| ManifestError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        if meta.is_dir() {
-            let mut files = Vec::new();
-            let mut seen = HashSet::new();
-            self.collect_files(path, &mut files, &mut seen)?;
-            files.sort();
-            for f in files {
-                self.add_file(&f)?;
-            }
-            Ok(())
-        } else {
-            self.add_file(path)
+        for f in files_of(path, &mut self.warnings)? {
+            self.add_file(&f)?;
         }
+        Ok(())
     }
 
     fn add_file(&mut self, path: &Path) -> Result<(), ManifestError> {
@@ -457,8 +474,7 @@ impl Loader {
             path: path.to_path_buf(),
             source,
         })?;
-        let json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        self.add_str(&text, path, if json { Format::Json } else { Format::Yaml })
+        self.add_str(&text, path, Format::of(path))
     }
 
     /// Adds the objects of one input text; `origin` names it in errors.
@@ -565,6 +581,7 @@ impl Loader {
             store: self.store,
             warnings: self.warnings,
             kept: self.kept,
+            seen: self.seen,
         }
     }
 
@@ -655,58 +672,75 @@ impl Loader {
         }
         Ok(())
     }
+}
 
-    fn collect_files(
-        &mut self,
-        dir: &Path,
-        out: &mut Vec<PathBuf>,
-        seen: &mut HashSet<PathBuf>,
-    ) -> Result<(), ManifestError> {
-        // A symlink loop must not walk forever.
-        let canonical = fs::canonicalize(dir).map_err(|source| ManifestError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        if !seen.insert(canonical) {
-            return Ok(());
-        }
-        let entries = fs::read_dir(dir).map_err(|source| ManifestError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        for entry in entries {
-            let entry = entry.map_err(|source| ManifestError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-            let path = entry.path();
-            if entry.file_name().to_string_lossy().starts_with('.') {
-                continue;
-            }
-            // Follows symlinks: a link to a regular file is read, a link to a FIFO is not.
-            let meta = fs::metadata(&path).map_err(|source| ManifestError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            if meta.is_dir() {
-                self.collect_files(&path, out, seen)?;
-                continue;
-            }
-            let manifest = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| ["yaml", "yml", "json"].iter().any(|x| e.eq_ignore_ascii_case(x)));
-            if !manifest {
-                continue;
-            }
-            if meta.is_file() {
-                out.push(path);
-            } else {
-                self.warnings.push(ManifestWarning::NotRegularFile { path });
-            }
-        }
-        Ok(())
+/// The manifest files `path` names, in the order they are read: the file itself (whatever it is: a pipe
+/// too), or a directory's `*.yaml`, `*.yml` and `*.json` files, recursively and sorted (see [`load`]).
+/// Entries skipped for not being regular files are added to `warnings`.
+pub(crate) fn files_of(path: &Path, warnings: &mut Vec<ManifestWarning>) -> Result<Vec<PathBuf>, ManifestError> {
+    let meta = fs::metadata(path).map_err(|source| ManifestError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
     }
+    let mut files = Vec::new();
+    collect_files(path, &mut files, &mut HashSet::new(), warnings)?;
+    files.sort();
+    Ok(files)
+}
+
+fn collect_files(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut HashSet<PathBuf>,
+    warnings: &mut Vec<ManifestWarning>,
+) -> Result<(), ManifestError> {
+    // A symlink loop must not walk forever.
+    let canonical = fs::canonicalize(dir).map_err(|source| ManifestError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if !seen.insert(canonical) {
+        return Ok(());
+    }
+    let entries = fs::read_dir(dir).map_err(|source| ManifestError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| ManifestError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        // Follows symlinks: a link to a regular file is read, a link to a FIFO is not.
+        let meta = fs::metadata(&path).map_err(|source| ManifestError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if meta.is_dir() {
+            collect_files(&path, out, seen, warnings)?;
+            continue;
+        }
+        let manifest = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| ["yaml", "yml", "json"].iter().any(|x| e.eq_ignore_ascii_case(x)));
+        if !manifest {
+            continue;
+        }
+        if meta.is_file() {
+            out.push(path);
+        } else {
+            warnings.push(ManifestWarning::NotRegularFile { path });
+        }
+    }
+    Ok(())
 }
 
 /// The parser's default budget (250,000 nodes) refuses real dumps: `kubectl get svc -A -o yaml` of

@@ -35,7 +35,9 @@ pub use extdns_object::ObjectKey;
 /// store filled once (manifests, tests) is built through [`add`](ClusterStore::add). The typed lookups
 /// sources use sit beside their views ([`crate::view`]).
 pub struct ClusterStore {
-    interner: Interner,
+    /// Shared with the stores a manifest file is read into before its objects move here
+    /// ([`ClusterStore::sharing_interner`]), so their strings are shared with this store's.
+    interner: Arc<Interner>,
     /// In table order.
     indexes: Vec<Box<dyn AnyIndex>>,
     /// The kinds the API server does not let extdns list ([`crate::availability`]); their indexes hold
@@ -55,7 +57,7 @@ impl fmt::Debug for ClusterStore {
 impl Default for ClusterStore {
     fn default() -> Self {
         ClusterStore {
-            interner: Interner::new(),
+            interner: Arc::default(),
             indexes: KINDS.iter().map(|s| kinds::dispatch(s.kind, NewIndex)).collect(),
             unavailable: RwLock::default(),
             watched_at: RwLock::default(),
@@ -184,6 +186,51 @@ impl ClusterStore {
     /// The shared strings of stored objects, for memory accounting.
     pub fn interner(&self) -> &Interner {
         &self.interner
+    }
+
+    // ------------------------------------------------------------------------- moving objects between stores
+
+    /// An empty store whose strings are shared through this store's interner: one manifest file is read
+    /// into it, then its objects move here ([`absorb`](Self::absorb)) without being interned again.
+    pub(crate) fn sharing_interner(&self) -> ClusterStore {
+        ClusterStore {
+            interner: Arc::clone(&self.interner),
+            ..ClusterStore::default()
+        }
+    }
+
+    /// Every object the store knows, stored or recorded undecodable, sorted.
+    pub(crate) fn keys(&self) -> Vec<ObjectKey> {
+        let mut out = Vec::new();
+        for index in &self.indexes {
+            index.keys_into(&mut out);
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Whether the object `key` names is stored or recorded undecodable.
+    pub(crate) fn knows(&self, key: &ObjectKey) -> bool {
+        self.indexes
+            .get(key.kind.slot())
+            .is_some_and(|i| i.knows(&key.namespace, &key.name))
+    }
+
+    /// Forgets the object `key` names, stored or recorded undecodable; false when it was neither.
+    pub(crate) fn forget(&self, key: &ObjectKey) -> bool {
+        self.indexes
+            .get(key.kind.slot())
+            .is_some_and(|i| i.forget(&key.namespace, &key.name))
+    }
+
+    /// Moves every object of `other` here, in place while readers hold this store: each replaces the object
+    /// of its kind and name (a view an undecodable record, and the other way round), as a later file's
+    /// object replaces an earlier one's. The views move as they are (shared, not copied).
+    pub(crate) fn absorb(&self, mut other: ClusterStore) {
+        for (into, from) in self.indexes.iter().zip(other.indexes.iter_mut()) {
+            from.move_into(&**into);
+        }
     }
 
     // ----------------------------------------------------------------------------------------- builders
@@ -468,6 +515,15 @@ pub(crate) trait AnyIndex: Send + Sync {
     fn uid_of(&self, ns: &str, name: &str) -> Option<Uid>;
     /// Every stored object that selects, with its namespace, name and selector ([`Item::selects`]).
     fn selectors(&self) -> Vec<(Sym, Box<str>, StrMap)>;
+    /// Every object, stored or recorded undecodable, added to `out`.
+    fn keys_into(&self, out: &mut Vec<ObjectKey>);
+    /// Whether `ns/name` is stored or recorded undecodable.
+    fn knows(&self, ns: &str, name: &str) -> bool;
+    /// Forgets `ns/name`, stored or recorded undecodable; false when it was neither.
+    fn forget(&self, ns: &str, name: &str) -> bool;
+    /// Moves every object (views and undecodable records) into `into`, an index of the same kind, each
+    /// replacing the object of its name there; leaves this index empty.
+    fn move_into(&mut self, into: &dyn AnyIndex);
 }
 
 impl<V: Item> AnyIndex for Index<V> {
@@ -513,6 +569,45 @@ impl<V: Item> AnyIndex for Index<V> {
                     .filter_map(move |o| Some((ns.clone(), Box::from(o.0.name()), o.0.selects()?.clone())))
             })
             .collect()
+    }
+    fn keys_into(&self, out: &mut Vec<ObjectKey>) {
+        let st = self.read();
+        out.extend(
+            st.by_ns
+                .iter()
+                .flat_map(|(ns, set)| set.iter().map(move |o| ObjectKey::new(self.kind, ns, o.0.name()))),
+        );
+        out.extend(
+            st.undecodable
+                .iter()
+                .map(|(ns, name)| ObjectKey::new(self.kind, ns, name)),
+        );
+    }
+    fn knows(&self, ns: &str, name: &str) -> bool {
+        self.get(ns, name).is_some() || self.is_undecodable(ns, name)
+    }
+    fn forget(&self, ns: &str, name: &str) -> bool {
+        self.remove(ns, name)
+    }
+    fn move_into(&mut self, into: &dyn AnyIndex) {
+        // Both indexes are the table's for one kind, so their views are the same type.
+        let Some(into) = into.as_any().downcast_ref::<Index<V>>() else {
+            return;
+        };
+        let from = self.state_mut();
+        let by_ns = std::mem::take(&mut from.by_ns);
+        let undecodable = std::mem::take(&mut from.undecodable);
+        from.groups.clear();
+        from.refs.clear();
+        let mut st = into.write();
+        for (ns, set) in by_ns {
+            for ByName(v, uid) in set {
+                st.put(ns.clone(), v, uid);
+            }
+        }
+        for (ns, name) in undecodable {
+            st.mark_undecodable(ns, &name);
+        }
     }
 }
 

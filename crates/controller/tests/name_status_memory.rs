@@ -1,0 +1,56 @@
+//! The name book's heap per name (issue 49, the whole process's memory per record): the outcomes of the
+//! serving benchmark's shape (100 DNSEndpoints of 100 names each, every name published), counted by a
+//! counting allocator (this test binary's alone). The book keeps, per name, its outcome and one index
+//! entry; the index entry must not copy the name or the object's key again.
+
+use std::alloc::System;
+use std::collections::BTreeMap;
+
+use cap::Cap;
+use extdns_controller::{NameOutcome, NameState, NameStatuses, ObjectNames};
+use extdns_informer::{ObjectKey, ResourceKind};
+
+#[global_allocator]
+static ALLOC: Cap<System> = Cap::new(System, usize::MAX);
+
+const OBJECTS: usize = 100;
+const NAMES_EACH: usize = 100;
+
+fn outcomes() -> BTreeMap<ObjectKey, ObjectNames> {
+    (0..OBJECTS)
+        .map(|o| {
+            let key = ObjectKey::new(ResourceKind::DnsEndpoint, "bench", &format!("records-{o}"));
+            let mut names: Vec<NameOutcome> = (0..NAMES_EACH)
+                .map(|i| NameOutcome {
+                    name: format!("name-{}.bench.example.org", o * NAMES_EACH + i),
+                    record_type: "A".to_string(),
+                    set_identifier: String::new(),
+                    state: NameState::Published {
+                        provider: "dns-server".to_string(),
+                        zone: Some("bench.example.org".to_string()),
+                    },
+                })
+                .collect();
+            names.sort_by(|a, b| a.name.cmp(&b.name));
+            (key, ObjectNames { uid: None, names })
+        })
+        .collect()
+}
+
+#[test]
+fn the_book_costs_its_outcomes_and_a_small_index_entry_a_name() {
+    let names = OBJECTS * NAMES_EACH;
+    let before = ALLOC.allocated();
+    let input = outcomes();
+    let outcomes_alone = ALLOC.allocated() - before;
+    let book: NameStatuses = input.into_iter().collect();
+    let with_book = ALLOC.allocated() - before;
+    assert_eq!(book.len(), OBJECTS);
+    let per_name = with_book / names;
+    let index_per_name = with_book.saturating_sub(outcomes_alone) / names;
+    eprintln!("name book: {per_name} B a name, of which {index_per_name} B beyond the outcomes themselves");
+    // The outcomes as the sync made them are about 200 B a name; the index entry, a hash and a shared key,
+    // about 50 B (it was about 350 B: a copy of the name and of the object's key per name).
+    assert!(index_per_name <= 80, "{index_per_name} B a name beyond the outcomes");
+    drop(book);
+}
