@@ -65,6 +65,10 @@ pub struct Options {
     /// `--status-updates on`: extdns writes each Service's status (issue 48); the report adds its status
     /// writes a second during each stream beside the change → DNS latency, which must not move.
     pub status_updates: bool,
+    /// `--alone off` skips each controller's first sync alone (WatchList on and off, four API server
+    /// restarts): a run that compares something else, e.g. status on and off, at a size where those take
+    /// most of its time.
+    pub alone: bool,
 }
 
 impl Default for Options {
@@ -79,13 +83,14 @@ impl Default for Options {
             report: PathBuf::from("target/bench-scale.md"),
             crd_kinds: false,
             status_updates: false,
+            alone: true,
         }
     }
 }
 
 impl Options {
     /// `--services N --pods M --changes K --idle SECONDS --watch-list on|off --status-updates on|off
-    /// --report FILE`, each optional.
+    /// --alone on|off --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
         let load: fn(&mut Options) -> [&mut usize; 2] = |o| [&mut o.services, &mut o.pods];
@@ -107,6 +112,13 @@ impl Options {
                         "on" => true,
                         "off" => false,
                         other => bail!("scale: --status-updates {other}: on or off"),
+                    }
+                }
+                "--alone" => {
+                    o.alone = match value.as_str() {
+                        "on" => true,
+                        "off" => false,
+                        other => bail!("scale: --alone {other}: on or off"),
                     }
                 }
                 "--watch-list" => {
@@ -503,6 +515,9 @@ struct Figures {
     /// With `--status-updates on`: extdns's status writes (server-side applies of a status, from the audit
     /// log) during each stream and the spacing after it, and that time.
     status_writes: [Option<(f64, Duration)>; 2],
+    /// The controller's API requests during each stream and the spacing after it (status writes
+    /// included): what the API server serves beside the change → DNS latency.
+    stream_requests: [Option<usize>; 2],
 }
 
 /// extdns's status writes in the audit log so far: patches of a `status` subresource.
@@ -600,7 +615,8 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
     let probes = spread(&all);
     let sync_timeout = Duration::from_secs(120) + Duration::from_millis(30) * services as u32;
     let mut alone: [[Alone; 2]; 2] = Default::default();
-    for (mode, watch_list) in [true, false].into_iter().enumerate() {
+    let modes = if opts.alone { &[true, false][..] } else { &[] };
+    for (mode, &watch_list) in modes.iter().enumerate() {
         for (i, a) in first_syncs_alone(&mut ctx, &audit, services, &probes, sync_timeout, watch_list)?
             .into_iter()
             .enumerate()
@@ -735,6 +751,7 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
             );
             let before = writes_total(extdns_metrics)?;
             let status_before = status_writes(&audit)?;
+            let (requests_before, _) = requests(&audit)?;
             let began = Instant::now();
             let seen = stream(kube, &servers, &targets, *rate, 4 + s as u32)?;
             let length = began.elapsed();
@@ -742,8 +759,10 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
             // What the writer still had queued lands after the stream: counted while the spacing passes.
             std::thread::sleep(SPACING);
             let status = status_writes(&audit)?.saturating_sub(status_before);
+            let (requests_after, _) = requests(&audit)?;
             for (i, f) in figures.iter_mut().enumerate() {
                 f.streams[s] = seen[i].clone();
+                f.stream_requests[s] = Some(requests_after[i].saturating_sub(requests_before[i]));
             }
             figures[0].streams[s].writes = Some((writes, length));
             for (i, f) in figures.iter().enumerate() {
@@ -878,7 +897,12 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
     };
     let verb = |f: &Alone, v: &str| Some(f.requests.get(v).copied().unwrap_or_default() as f64);
     let mut rows: Vec<FigureRow> = Vec::new();
-    for (mode, label) in ["WatchList on", "WatchList off"].into_iter().enumerate() {
+    let labels = if opts.alone {
+        &["WatchList on", "WatchList off"][..]
+    } else {
+        &[]
+    };
+    for (mode, &label) in labels.iter().enumerate() {
         let alone = |g: &dyn Fn(&Alone) -> Option<f64>| [g(&f[0].alone[mode]), g(&f[1].alone[mode])];
         rows.extend([
             (
@@ -988,6 +1012,24 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
             1,
         ),
         (
+            "status writes a second during the 1/s stream and the pause after it (--status-updates on)".into(),
+            each(&|f| f.status_writes[0].map(|(w, d)| w / d.as_secs_f64().max(1e-9))),
+            "",
+            1,
+        ),
+        (
+            "API requests during the 1/s stream and the pause after it".into(),
+            each(&|f| f.stream_requests[0].map(|n| n as f64)),
+            "",
+            0,
+        ),
+        (
+            "API requests during the 10/s stream and the pause after it".into(),
+            each(&|f| f.stream_requests[1].map(|n| n as f64)),
+            "",
+            0,
+        ),
+        (
             format!("burst of {burst} target updates → all answer (from the last write)"),
             each(&|f| secs(f.burst)),
             "s",
@@ -1055,8 +1097,7 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         "{} Services ({} LoadBalancer, {headless} headless behind EndpointSlices) and {} Pods in {NAMESPACES} \
          namespaces: {objects} objects loaded in {:.1} s ({:.0} objects/s, {CONCURRENCY} in flight).\n\
          Both controllers: `--source=service {}`, RFC2136 to a BIND server each, TXT registry, `--policy=sync`, \
-         defaults otherwise{}; first each alone on a freshly restarted kube-apiserver (WatchList on, then off), then \
-         started together (WatchList {}).\n",
+         defaults otherwise{}; {}started together (WatchList {}).\n",
         opts.services,
         opts.services - headless,
         pods,
@@ -1065,6 +1106,11 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         FLAGS.join(" "),
         if opts.status_updates {
             " (extdns with `--status-updates=true`)"
+        } else {
+            ""
+        },
+        if opts.alone {
+            "first each alone on a freshly restarted kube-apiserver (WatchList on, then off), then "
         } else {
             ""
         },

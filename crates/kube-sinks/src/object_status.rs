@@ -15,9 +15,10 @@
 //! DNSEndpoints keep their own conditions (`crate::crd_status`, external-dns's PR #6609 names).
 //!
 //! The writer runs beside the controller, woken by the name book: a sync's writes to DNS never wait for
-//! it, and it steps aside for them. Once the live view records a change, the writer holds its writes
-//! until a sync has folded its outcomes in (its write to DNS is done), or [`HOLD_AT_MOST`] has passed
-//! (a change that needs no write folds nothing), and a burst of writes stops at the next change of the
+//! it, and it steps aside for them. Each change the live view records holds the writes until a sync has
+//! folded its outcomes in (its write to DNS is done), or [`HOLD_AT_MOST`] has passed (a change that needs
+//! no write folds nothing): a change after a hold ended, by a fold or by the bound, holds them afresh, one
+//! during a hold shares it. A burst of writes stops at the next change of the
 //! view: the API server, extdns's client and its CPU serve the change first, the status after it. What it wrote is remembered, so an unchanged outcome costs nothing; a token bucket
 //! ([`TokenBucket`]) bounds the writes however many objects change at once (what waits keeps only its
 //! latest outcome); a follower writes nothing and forgets what it wrote, so a replica that leads again
@@ -372,7 +373,8 @@ pub struct StatusWriter {
     told_forbidden: std::collections::BTreeSet<ResourceKind>,
     /// The view's change counter ([`StatusApi::view_changes`]).
     view: Option<watch::Receiver<u64>>,
-    /// Since when a change of the view is on its way to DNS, no sync having folded since.
+    /// Since when a change of the view is on its way to DNS, no sync having folded since: the change that
+    /// started the running hold (a stale one, past [`HOLD_AT_MOST`], is replaced by the next change).
     held_since: Option<Instant>,
 }
 
@@ -394,14 +396,22 @@ impl StatusWriter {
     }
 
     /// The view changed at `now`: writes wait for the sync it starts ([`StatusWriter::synced`]).
+    ///
+    /// The hold is per change: a change that lands when no hold runs (none yet, the last one ended by a
+    /// sync's fold or by its [`HOLD_AT_MOST`]) holds the writes afresh from `now`; one that lands while a
+    /// hold runs shares it, so a stream of changes never holds the status longer than the bound from the
+    /// first of them. A hold that ran out is not kept: it would let every later change through until
+    /// the next fold.
     pub fn view_changed(&mut self, now: Instant) {
         if let Some(view) = self.view.as_mut() {
             view.borrow_and_update();
         }
-        self.held_since.get_or_insert(now);
+        if self.held_until(now).is_none() {
+            self.held_since = Some(now);
+        }
     }
 
-    /// A sync folded its outcomes in: its write is done, writes may go.
+    /// A sync folded its outcomes in: its write is done, writes may go (the next change holds them again).
     pub fn synced(&mut self) {
         self.held_since = None;
     }
@@ -836,6 +846,36 @@ mod tests {
         w.consider(&statuses(4, published()));
         assert_eq!(w.drain(start + HOLD_AT_MOST).await, None);
         assert_eq!(api.ok.take().len(), 5);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_change_holds_the_writes_whatever_ended_the_hold_before_it() {
+        let api = OverAView::new(None);
+        let mut w = StatusWriter::new(api.clone(), Arc::new(|| true), TokenBucket::new(100.0, 100));
+        let start = Instant::now();
+        let at = |ms| start + Duration::from_millis(ms);
+        // Two changes in a row, one sync between: each holds the writer until its own sync.
+        w.view_changed(start);
+        assert_eq!(w.held_until(start), Some(start + HOLD_AT_MOST), "the first change");
+        w.synced();
+        assert_eq!(w.held_until(at(10)), None, "its sync wrote");
+        w.view_changed(at(20));
+        assert_eq!(w.held_until(at(20)), Some(at(20) + HOLD_AT_MOST), "the second change");
+        w.synced();
+        assert_eq!(w.held_until(at(30)), None);
+        // A change whose sync is slower than the bound: the hold runs out, and the next change before
+        // that sync's fold still holds the writer, from its own time.
+        w.view_changed(at(100));
+        let after = at(100) + HOLD_AT_MOST + Duration::from_millis(50);
+        assert_eq!(w.held_until(after), None, "the bound");
+        w.view_changed(after);
+        assert_eq!(
+            w.held_until(after),
+            Some(after + HOLD_AT_MOST),
+            "a new change, a new hold"
+        );
+        w.synced();
+        assert_eq!(w.held_until(after), None);
     }
 
     #[test]

@@ -407,7 +407,7 @@ pub const ALL: &[Scenario] = &[
     // --- status on every kind users write, through every state (issue 48) ---
     Scenario {
         name: "status-kinds",
-        about: "--status-updates on a Service, an Ingress, an HTTPRoute and a DNSEndpoint (externaldns.nginx.org, PR #6609 conditions), each published, filtered, conflicting with another object and refused by BIND's update-policy, the Service and the DNSEndpoint held, each back to published; kubectl get and /summary show the refusals",
+        about: "--status-updates on a Service, an Ingress, an HTTPRoute and a DNSEndpoint (externaldns.nginx.org, PR #6609 conditions), each published, filtered, conflicting with another object and refused by BIND's update-policy, each held after its object fails (the Ingress and the route by a failing --fqdn-template), each back to published; kubectl get and /summary show the refusals",
         default: true,
         run: status_kinds::run,
     },

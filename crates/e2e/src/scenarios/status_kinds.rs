@@ -10,8 +10,10 @@
 //! - **held**: the object cannot be evaluated, its record kept: the Service with a target annotation that is
 //!   no target, the DNSEndpoint with an entry whose target is illegal. The ingress and Gateway sources skip
 //!   a bad target with a warning rather than fail the object (external-dns's behaviour); they fail one only
-//!   on a `--fqdn-template` that cannot run on it or an undecodable object, which this run does not set up,
-//!   so the Ingress and the route stay published through this step.
+//!   on a `--fqdn-template` that cannot run on it (or an undecodable object). So extdns runs with
+//!   [`TEMPLATE`], which runs only on an object that names no host itself and fails on every name this run
+//!   has: the Ingress and the route drop their hosts, the template runs on them and fails, and each shows
+//!   Held (the Ingress with the template's error), its record kept in BIND, until its host is back.
 //!
 //! Services show the condition `externaldns.k8s.io/Published`, Ingresses and routes the annotation
 //! `externaldns.k8s.io/status`, DNSEndpoints their `Ready` condition with PR #6609's reasons (Programmed,
@@ -39,6 +41,9 @@ const GROUP: &str = "externaldns.nginx.org";
 /// The name the holder Service publishes an A record at, and the others ask a CNAME for.
 const HOLDER: &str = "holder.apps.example.org";
 const ELSEWHERE: &str = "elsewhere.example.net";
+/// `--fqdn-template`: a template written for long names (the first 40 bytes of the object's), which fails
+/// on a shorter one. The sources run it only on an object that names no host of its own.
+const TEMPLATE: &str = "{{ slice .Name 0 40 }}.apps.example.org";
 
 /// Where every object stands in one step of the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +79,8 @@ fn target(k: &str, phase: Phase) -> Option<&'static str> {
 
 fn object(ns: &str, k: &str, phase: Phase) -> Value {
     let host = name(k, phase);
+    // Held: the Ingress and the route name no host of their own, so the failing template runs on them.
+    let hosts: &[&str] = if phase == Phase::Held { &[] } else { &[host.as_str()] };
     let mut annotations = vec![];
     if let Some(t) = target(k, phase) {
         annotations.push(("target", t));
@@ -92,7 +99,7 @@ fn object(ns: &str, k: &str, phase: Phase) -> Value {
             ns,
             "ing",
             o::annotations(&annotations),
-            &[&host],
+            hosts,
             json!([{ "ip": "203.0.113.61" }]),
         ),
         "route" => {
@@ -103,7 +110,7 @@ fn object(ns: &str, k: &str, phase: Phase) -> Value {
                 ns,
                 "route",
                 json!({}),
-                Some(&[&host]),
+                (!hosts.is_empty()).then_some(hosts),
                 &Parent::gateway(gateway, "http"),
                 true,
             )
@@ -137,8 +144,10 @@ fn expected(ns: &str, k: &str, phase: Phase) -> (&'static [&'static str], String
         Phase::Refused => (&["Refused"], "refused by the provider".into()),
         Phase::Held if dep => (&["Invalid"], String::new()),
         Phase::Held if k == "svc" => (&["Held", "Invalid"], String::new()),
-        // See the module's comment: published through the step.
-        Phase::Held => (&["Published"], name(k, phase)),
+        // The template's error is the Ingress's reason; the Gateway source tells no reason for a route
+        // it skips (only its log does), so the route shows its kept record.
+        Phase::Held if k == "ing" => (&["Held"], format!("template failed on ingress {ns}/ing")),
+        Phase::Held => (&["Held"], format!("{} A: kept as it is", name(k, phase))),
     }
 }
 
@@ -271,6 +280,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         .flag("--status-updates=true")
         .flag("--interval=1h")
         .flag("--exclude-domains=filtered.apps.example.org")
+        .flag(format!("--fqdn-template={TEMPLATE}"))
         .flag("--source=crd")
         .flag(format!("--crd-source-apiversion={GROUP}/v1"))
         .flag("--crd-source-kind=DNSEndpoint");
@@ -296,7 +306,11 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
                 }
             }
             // Held: the records are kept as they were.
-            Phase::Held => answers(&server, &mut extdns, "svc.apps.example.org", "A", &["203.0.113.60"])?,
+            Phase::Held => {
+                answers(&server, &mut extdns, "svc.apps.example.org", "A", &["203.0.113.60"])?;
+                answers(&server, &mut extdns, "ing.apps.example.org", "A", &["203.0.113.61"])?;
+                answers(&server, &mut extdns, "route.apps.example.org", "A", &["203.0.113.62"])?;
+            }
             _ => {}
         }
         // The cause goes: published again, every object.
