@@ -9,7 +9,9 @@
 //! - the next N answered with a 5xx ([`Faults::fail_next`], [`Faults::fail_with`]);
 //! - the API's documented rate limits ([`Api::limits`], on from the start: [`Faults::limits`]), each
 //!   counted per account as the vendor keys it ([`Api::account`]) and as the vendor counts ([`Meter`]),
-//!   past it throttled as the API throttles; a test lowers them to stay short ([`Faults::limit`]);
+//!   past it throttled as the API throttles; a test lowers them to stay short ([`Faults::limit`]), and
+//!   so does a run without a change of code, by a variable read where the fake starts
+//!   ([`crate::fake_limits`]: `EXTDNS_FAKE_<CLOUD>_LIMITS`);
 //! - latency added to every request ([`Faults::latency`]);
 //! - named records refused ([`Faults::refused`]): only the fake knows where a record's name is in a
 //!   request, so each fake asks [`Faults::refuses`] and refuses it its API's own way.
@@ -53,6 +55,10 @@ pub trait Api: Sized + Send + 'static {
     fn limits() -> Vec<RateLimit> {
         Vec::new()
     }
+
+    /// The cloud's name in the variable that lowers [`Api::limits`] where the fake starts
+    /// (`EXTDNS_FAKE_<CLOUD>_LIMITS`, [`crate::fake_limits`]); `None` for an API with no limits.
+    const CLOUD: Option<&'static str> = None;
 
     /// Whom a request's limits are counted for, as the vendor keys them (the account of an access key, a
     /// token, a subscription, a project); one account for all by default.
@@ -614,13 +620,17 @@ impl<S> Clone for FakeServer<S> {
 }
 
 impl<S: Api> FakeServer<S> {
-    /// Serves the API's routes over `api`, its state, behind the gate, its documented limits on.
+    /// Serves the API's routes over `api`, its state, behind the gate, its documented limits on (lowered
+    /// by `EXTDNS_FAKE_<CLOUD>_LIMITS` when set; a panic naming the variable when its value is refused,
+    /// as a fake that cannot start fails its test).
     pub fn serve(api: S) -> FakeServer<S> {
+        let limits = crate::fake_limits::starting::<S>(|name| std::env::var(name).ok())
+            .unwrap_or_else(|e| panic!("cannot start the fake: {e}"));
         let shared: Shared<S> = Arc::new(Mutex::new(Locked {
             api,
             requests: RequestLog::default(),
             faults: Faults {
-                limits: S::limits(),
+                limits,
                 ..Faults::default()
             },
         }));
