@@ -28,6 +28,7 @@
 //!
 //! A dev-dependency only (`publish = false`).
 
+pub mod apex;
 pub mod azure_fake;
 mod background;
 pub mod bench;
