@@ -390,6 +390,9 @@ pub enum Fault {
 pub struct Logged {
     /// When it arrived.
     pub at: Instant,
+    /// When its answer was ready (after any added latency): with [`Logged::at`], whether two requests
+    /// were in flight at once.
+    pub answered: Instant,
     /// Its method.
     pub method: Method,
     /// Its path as sent (still percent-encoded).
@@ -497,6 +500,16 @@ impl RequestLog {
         most
     }
 
+    /// Whether every request of this purpose arrived before any of them was answered: they were sent at
+    /// once, not one after another (true of fewer than two).
+    pub fn all_in_flight_at_once(&self, purpose: &str) -> bool {
+        let of = || self.iter().filter(|r| r.purpose.name == purpose);
+        match (of().map(|r| r.at).max(), of().map(|r| r.answered).min()) {
+            (Some(last_sent), Some(first_answered)) => of().count() < 2 || last_sent < first_answered,
+            _ => true,
+        }
+    }
+
     /// When each request of this purpose arrived, in order.
     pub fn times(&self, purpose: &str) -> Vec<Instant> {
         let mut at: Vec<Instant> = self
@@ -585,6 +598,7 @@ async fn gate<S: Api>(State(shared): State<Shared<S>>, request: Request, next: N
     };
     lock(&shared).requests.push(Logged {
         at,
+        answered: Instant::now(),
         method,
         path: uri.path().to_string(),
         query: uri.query().map(str::to_string),
@@ -1016,6 +1030,26 @@ mod tests {
         assert!(
             reqwest::get(format!("{url}/records")).await.is_err(),
             "stopped with its last handle"
+        );
+    }
+
+    #[tokio::test]
+    async fn requests_sent_at_once_are_told_from_requests_sent_one_after_another() {
+        let fake = toy();
+        fake.lock().faults.latency = Duration::from_secs(1);
+        let (a, b) = tokio::join!(
+            call(&fake, Method::GET, "/records"),
+            call(&fake, Method::GET, "/records")
+        );
+        assert_eq!((a.0, b.0), (200, 200));
+        assert!(fake.lock().requests.all_in_flight_at_once("list"));
+        fake.lock().requests.clear();
+        for _ in 0..2 {
+            assert_eq!(call(&fake, Method::GET, "/records").await.0, 200);
+        }
+        assert!(
+            !fake.lock().requests.all_in_flight_at_once("list"),
+            "the second sent after the first's answer"
         );
     }
 
