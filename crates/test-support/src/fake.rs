@@ -11,7 +11,7 @@
 //!   counted per account as the vendor keys it ([`Api::account`]) and as the vendor counts ([`Meter`]),
 //!   past it throttled as the API throttles; a test lowers them to stay short ([`Faults::limit`]), and
 //!   so does a run without a change of code, by a variable read where the fake starts
-//!   ([`crate::fake_limits`]: `EXTDNS_FAKE_<CLOUD>_LIMITS`);
+//!   ([`limits`]: `EXTDNS_FAKE_<CLOUD>_LIMITS`);
 //! - latency added to every request ([`Faults::latency`]);
 //! - named records refused ([`Faults::refused`]): only the fake knows where a record's name is in a
 //!   request, so each fake asks [`Faults::refuses`] and refuses it its API's own way.
@@ -32,6 +32,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::background::Background;
+
+pub mod limits;
 
 /// What a fake's API is, for the skeleton: its routes, what each request is for, and how the API says
 /// "slow down" and "unavailable". The type is the fake's state.
@@ -57,7 +59,7 @@ pub trait Api: Sized + Send + 'static {
     }
 
     /// The cloud's name in the variable that lowers [`Api::limits`] where the fake starts
-    /// (`EXTDNS_FAKE_<CLOUD>_LIMITS`, [`crate::fake_limits`]); `None` for an API with no limits.
+    /// (`EXTDNS_FAKE_<CLOUD>_LIMITS`, [`limits`]); `None` for an API with no limits.
     const CLOUD: Option<&'static str> = None;
 
     /// Whom a request's limits are counted for, as the vendor keys them (the account of an access key, a
@@ -638,13 +640,13 @@ impl<S: Api> FakeServer<S> {
     /// by `EXTDNS_FAKE_<CLOUD>_LIMITS` when set; a panic naming the variable when its value is refused,
     /// as a fake that cannot start fails its test).
     pub fn serve(api: S) -> FakeServer<S> {
-        let limits = crate::fake_limits::starting::<S>(|name| std::env::var(name).ok())
+        let starting = limits::starting::<S>(|name| std::env::var(name).ok())
             .unwrap_or_else(|e| panic!("cannot start the fake: {e}"));
         let shared: Shared<S> = Arc::new(Mutex::new(Locked {
             api,
             requests: RequestLog::default(),
             faults: Faults {
-                limits,
+                limits: starting,
                 ..Faults::default()
             },
         }));

@@ -45,7 +45,6 @@ pub mod dnsmasq;
 pub mod dynamodb_fake;
 pub mod etcd;
 pub mod fake;
-pub mod fake_limits;
 pub mod first_sync;
 pub mod google_fake;
 #[cfg(feature = "kube-objects")]

@@ -77,7 +77,7 @@ fn retry_within(retry: Option<&str>, most: u64) -> bool {
 /// Whether the run sets `cloud`'s variable: each cloud's part of [`CHILD`] runs only then, so a run that
 /// sets one variable meets that fake alone.
 fn set(cloud: &str) -> bool {
-    std::env::var_os(extdns_test_support::fake_limits::variable(cloud)).is_some()
+    std::env::var_os(extdns_test_support::fake::limits::variable(cloud)).is_some()
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use crate::fake::{Api, Meter, Op, RateLimit};
+use super::{Api, Meter, Op, RateLimit};
 
 /// Why a variable's value was refused; each names the variable, its value and the form it takes, so the
 /// message alone tells how to fix it.
