@@ -15,6 +15,7 @@ use extdns_plan::{PlanConfig, calculate};
 use extdns_provider::{InMemoryProvider, Provider, ProviderError};
 use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError};
 use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry, NEEDS_MIGRATION};
+use extdns_test_support::apex::owner;
 use extdns_test_support::dynamodb_fake::Fake;
 use extdns_test_support::logs::Logs;
 use serde_json::{Value, json};
@@ -692,13 +693,9 @@ async fn a_read_while_migrating_and_adopting_sends_its_three_scans_at_once() -> 
             "the scans were sent one after another"
         );
     }
-    let owner = |name: &str| {
-        let record = read.records.iter().find(|r| r.dns_name == name);
-        record.and_then(|r| r.owner().map(str::to_string))
-    };
-    assert_eq!(owner("mine.example.org").as_deref(), Some("me"));
+    assert_eq!(owner(&read, "mine.example.org").as_deref(), Some("me"));
     assert_eq!(
-        owner("old.example.org").as_deref(),
+        owner(&read, "old.example.org").as_deref(),
         Some("me"),
         "the old owner's, migrated"
     );
@@ -732,16 +729,16 @@ async fn a_read_while_migrating_and_adopting_reads_moto_as_the_strict_fake() -> 
     let read = registry_at(&moto.url, extdns_test_support::moto::REGION, provider, both)
         .records()
         .await?;
-    let owner = |name: &str| {
-        let record = read.records.iter().find(|r| r.dns_name == name);
-        record.and_then(|r| r.owner().map(str::to_string))
-    };
-    assert_eq!(owner("mine.example.org").as_deref(), Some("me"));
+    assert_eq!(owner(&read, "mine.example.org").as_deref(), Some("me"));
     assert_eq!(
-        owner("old.example.org").as_deref(),
+        owner(&read, "old.example.org").as_deref(),
         Some("me"),
         "the old owner's, migrated"
     );
-    assert_eq!(owner("theirs.example.org"), None, "another owner's item is not read");
+    assert_eq!(
+        owner(&read, "theirs.example.org"),
+        None,
+        "another owner's item is not read"
+    );
     Ok(())
 }

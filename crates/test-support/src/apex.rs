@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use extdns_endpoint::{Change, Endpoint, RecordType};
 use extdns_provider::Provider;
-use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError, TxtRegistry, TxtRegistryConfig};
+use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError, Snapshot, TxtRegistry, TxtRegistryConfig};
 
 /// The owner a TXT registry with default flags writes.
 pub const OWNER: &str = "default";
@@ -24,6 +24,12 @@ pub fn txt_registry(provider: Arc<dyn Provider>) -> TxtRegistry {
 pub async fn sync(registry: &TxtRegistry, changes: &[Change]) -> Result<(), RegistryError> {
     let snapshot = registry.records().await?;
     registry.apply(&snapshot, changes).await.map(drop)
+}
+
+/// The owner a registry's read gives the record named `name` (the first of that name), if any.
+pub fn owner(read: &Snapshot, name: &str) -> Option<String> {
+    let record = read.records.iter().find(|r| r.dns_name == name);
+    record.and_then(|r| r.owner().map(str::to_string))
 }
 
 /// What publishing the two apexes left, as the registry reads it back.
@@ -69,13 +75,9 @@ pub async fn publish(provider: Arc<dyn Provider>, top: &str, child: &str) -> Pub
             .unwrap_or_else(|e| panic!("both apexes are written and the sync does not fail: {e}"));
     }
     let read = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
-    let owner = |name: &str| {
-        let record = read.records.iter().find(|r| r.dns_name == name);
-        record.and_then(|r| r.owner().map(str::to_string))
-    };
     Published {
-        top_owner: owner(top),
-        child_owner: owner(child),
+        top_owner: owner(&read, top),
+        child_owner: owner(&read, child),
         txt_prefix_warnings: logs.text().lines().filter(|l| l.contains("--txt-prefix")).count(),
     }
 }

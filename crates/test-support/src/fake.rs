@@ -713,6 +713,18 @@ impl<S> FakeServer<S> {
     }
 }
 
+/// The status, the value of `header` and the body of the answer to `request`, as a client of a fake sees
+/// them (the fakes' tests over HTTP); a panic when it is not answered.
+pub async fn answer(request: reqwest::RequestBuilder, header: &str) -> (u16, Option<String>, String) {
+    let r = request.send().await.unwrap_or_else(|e| panic!("{e}"));
+    let value = r
+        .headers()
+        .get(header)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (r.status().as_u16(), value, r.text().await.unwrap_or_default())
+}
+
 /// Another client of an account (another cluster on it), for tests of a shared budget: sends `GET url`
 /// with `headers` `burst` times at once, then `per_second` times a second, until `stop` is set; returns how
 /// many it sent (only the burst when `per_second` is not positive). Its answers are not read beyond their

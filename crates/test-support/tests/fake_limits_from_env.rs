@@ -6,6 +6,7 @@
 use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli;
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
+use extdns_test_support::fake::answer;
 use extdns_test_support::google_fake::{self, FakeGoogle};
 use extdns_test_support::route53_fake::Fake as FakeRoute53;
 use std::process::Output;
@@ -54,17 +55,6 @@ fn a_refused_value_stops_the_fake_naming_the_variable() {
             "names a kind other than read, write or delete",
         ],
     );
-}
-
-/// Status, one header and the body of an answer.
-async fn answer(r: reqwest::RequestBuilder, header: &str) -> (u16, Option<String>, String) {
-    let r = r.send().await.unwrap_or_else(|e| panic!("{e}"));
-    let value = r
-        .headers()
-        .get(header)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    (r.status().as_u16(), value, r.text().await.unwrap_or_default())
 }
 
 /// Whether a `Retry-After` is a whole number of seconds within `1..=most`.
