@@ -304,3 +304,80 @@ async fn azure_steady_state_sends_nothing_at_rest_and_one_put_a_changed_address(
     }
     assert!(fake.get(Service::Public, "example.org", "a-s0", "TXT").is_some());
 }
+
+// ------------------------------------------------------------------------------------------- Cloud DNS
+
+/// The Cloud DNS calls in `log` as `purpose status` lines (the token grants left out), and the log emptied.
+fn drain_google(log: &mut RequestLog) -> Vec<String> {
+    let lines = log
+        .iter()
+        .filter(|r| r.purpose.api)
+        .map(|r| format!("{} {}", r.purpose.name, r.status.as_u16()))
+        .collect();
+    log.clear();
+    lines
+}
+
+/// Cloud DNS at rest and under one change (issue 50): in sync, five syncs send nothing at all (no write,
+/// no read: the zone is read again only on the slow re-read schedule); one changed address is one batched
+/// write (one `changes.create`, and the poll of its status) and no read; once the re-read interval has
+/// passed, one sync reads the zone whole again and writes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn google_steady_state_sends_nothing_at_rest_and_one_change_is_one_batched_write() {
+    use extdns_test_support::google_fake::{self, FakeGoogle};
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let (dir, home) = (tempdir(), tempdir());
+    manifests(&dir, "192.0.2.1");
+    let key = fake.service_account_file(home.path());
+    let env = vec![
+        ("GOOGLE_APPLICATION_CREDENTIALS".to_string(), key.display().to_string()),
+        ("EXTDNS_GOOGLE_API_URL".to_string(), fake.dns_url()),
+    ];
+    let project = format!("--google-project={}", google_fake::PROJECT);
+    let args = ["--provider=google", &project, "--google-batch-change-interval=0s"];
+    let c = controller(&settings(&dir, &args, env)).await;
+    let mut state = SyncState::default();
+    assert_eq!(sync(&c, &mut state).await, 3);
+    let first = drain_google(&mut fake.state().requests);
+    assert_eq!(
+        first.iter().filter(|l| l.starts_with("changes.create")).count(),
+        1,
+        "three records and their ownership records in one change: {first:?}"
+    );
+    assert!(
+        first.iter().any(|l| l.starts_with("resourceRecordSets.list")),
+        "{first:?}"
+    );
+
+    five_syncs_send_nothing(&c, &mut state, || drain_google(&mut fake.state().requests)).await;
+
+    manifests(&dir, "192.0.2.99");
+    let read_before = tokio::time::Instant::now();
+    assert_eq!(sync(&c, &mut state).await, 1);
+    let sent = drain_google(&mut fake.state().requests);
+    // Cloud DNS keeps a change pending a while (the fake, one poll): a write counts once it is done, so
+    // its status is asked for, which reads no record.
+    let (polls, others): (Vec<&String>, Vec<&String>) = sent.iter().partition(|l| l.starts_with("changes.get"));
+    assert_eq!(
+        others,
+        ["changes.create 200"],
+        "one change: one batched write, no read: {sent:?}"
+    );
+    assert!(polls.len() <= 2, "its status asked for, not polled on: {sent:?}");
+    let s0 = fake.lines();
+    assert!(s0.contains(&"s0.example.org. A 300 192.0.2.99".to_string()), "{s0:?}");
+
+    // The slow re-read: once its interval (jittered by a tenth at most) has passed, one full read, and
+    // nothing to write.
+    tokio::time::sleep_until(read_before + REREAD.mul_f64(1.1) + Duration::from_millis(200)).await;
+    assert_eq!(sync(&c, &mut state).await, 0);
+    let reread = drain_google(&mut fake.state().requests);
+    assert!(
+        reread.iter().any(|l| l.starts_with("resourceRecordSets.list")),
+        "the zone read again: {reread:?}"
+    );
+    assert!(
+        !reread.iter().any(|l| l.starts_with("changes.create")),
+        "nothing written: {reread:?}"
+    );
+}

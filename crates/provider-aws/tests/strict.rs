@@ -6,6 +6,7 @@ use std::time::Duration;
 use extdns_endpoint::{Change, Endpoint, ProviderSpecific, RecordType, Ttl, label};
 use extdns_provider::{Provider, ProviderError, ReadState, Unit, apply_changes};
 use extdns_provider_aws::{AwsConfig, AwsProvider, CredentialSource, Credentials};
+use extdns_test_support::apex;
 use extdns_test_support::route53_fake::{self, Fake, Set, Value, Values};
 
 fn config(url: &str) -> AwsConfig {
@@ -550,26 +551,13 @@ async fn tlsa_https_and_svcb_are_written_read_back_updated_and_deleted() {
 /// record, as external-dns v0.23.0 writes them; the sync does not fail.
 #[tokio::test]
 async fn apex_records_are_published_as_external_dns_publishes_them_and_no_sync_fails() {
-    use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
     let fake = fast_fake();
     let (top, sub) = (
         fake.zone("example.com", false, &[]),
         fake.zone("sub.example.com", false, &[]),
     );
-    let ownership = Ownership::new(OwnershipConfig::default()).unwrap_or_else(|e| panic!("{e}"));
-    let registry = TxtRegistry::new(
-        std::sync::Arc::new(provider(config(&fake.url))),
-        TxtRegistryConfig::new(ownership),
-    );
-    let changes = [
-        Change::Create(a("example.com", "192.0.2.1")),
-        Change::Create(a("sub.example.com", "192.0.2.2")),
-    ];
-    let snapshot = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
-    registry
-        .apply(&snapshot, &changes)
-        .await
-        .unwrap_or_else(|e| panic!("both apexes are written: {e}"));
+    let p = std::sync::Arc::new(provider(config(&fake.url)));
+    let published = apex::publish(p, "example.com", "sub.example.com").await;
     let placed = |zone: &str| -> Vec<String> {
         let mut sets: Vec<String> = fake
             .sets(zone)
@@ -582,11 +570,5 @@ async fn apex_records_are_published_as_external_dns_publishes_them_and_no_sync_f
     };
     assert_eq!(placed(&top), ["a-sub.example.com. TXT", "example.com. A"]);
     assert_eq!(placed(&sub), ["sub.example.com. A"]);
-    let read = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
-    let owner = |name: &str| {
-        let r = read.records.iter().find(|r| r.dns_name == name);
-        r.and_then(|r| r.owner().map(str::to_string))
-    };
-    assert_eq!(owner("sub.example.com").as_deref(), Some("default"));
-    assert_eq!(owner("example.com"), None, "nobody's, as external-dns leaves it");
+    published.assert_as_external_dns();
 }

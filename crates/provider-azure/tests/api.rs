@@ -7,6 +7,7 @@ use std::time::Duration;
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Backoff, Provider, ProviderError, ReadState, Unit};
 use extdns_provider_azure::{AzureConfig, AzureFile, AzureProvider, CredentialSource, Kind};
+use extdns_test_support::apex;
 use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use serde_json::json;
 
@@ -518,35 +519,12 @@ async fn tokens_are_fetched_again_before_they_expire() {
     );
 }
 
-/// A TXT registry with default flags over `p`.
-fn registry(p: AzureProvider) -> extdns_registry::TxtRegistry {
-    use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
-    let ownership = Ownership::new(OwnershipConfig::default()).unwrap_or_else(|e| panic!("{e}"));
-    TxtRegistry::new(std::sync::Arc::new(p), TxtRegistryConfig::new(ownership))
-}
-
-/// One sync's write of `changes` through `registry`.
-async fn sync(
-    registry: &extdns_registry::TxtRegistry,
-    changes: &[Change],
-) -> Result<(), extdns_registry::RegistryError> {
-    use extdns_registry::Registry;
-    let snapshot = registry.records().await?;
-    registry.apply(&snapshot, changes).await.map(drop)
-}
-
 #[tokio::test]
 async fn apex_records_are_published_as_external_dns_publishes_them_on_both_apis() {
     for (service, kind) in [(Service::Public, Kind::Public), (Service::Private, Kind::Private)] {
         let fake = FakeAzure::start(&[(service, "example.org"), (service, "sub.example.org")]);
-        let registry = registry(provider(&fake, kind));
-        let changes = [
-            Change::Create(Endpoint::new("example.org", RecordType::A, ["192.0.2.1"])),
-            Change::Create(Endpoint::new("sub.example.org", RecordType::A, ["192.0.2.2"])),
-        ];
-        sync(&registry, &changes)
-            .await
-            .unwrap_or_else(|e| panic!("{kind:?}: both apexes are written and the sync does not fail: {e}"));
+        let p = std::sync::Arc::new(provider(&fake, kind));
+        let published = apex::publish(p, "example.org", "sub.example.org").await;
         let sets: Vec<String> = fake
             .state()
             .sets
@@ -559,20 +537,21 @@ async fn apex_records_are_published_as_external_dns_publishes_them_on_both_apis(
             ["example.org @ A", "example.org a-sub TXT", "sub.example.org @ A"],
             "{kind:?}: the child zone's apex owned through the parent zone, the top apex without an ownership record"
         );
+        published.assert_as_external_dns();
     }
 }
 
 #[tokio::test]
 async fn a_wildcard_whose_ownership_name_azure_refuses_is_never_written_and_never_flaps() {
     let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
-    let registry = registry(provider(&fake, Kind::Public));
+    let registry = apex::txt_registry(std::sync::Arc::new(provider(&fake, Kind::Public)));
     let wildcard = [Change::Create(Endpoint::new(
         "*.apps.example.org",
         RecordType::A,
         ["192.0.2.1"],
     ))];
     for _ in 0..3 {
-        sync(&registry, &wildcard)
+        apex::sync(&registry, &wildcard)
             .await
             .unwrap_or_else(|e| panic!("no failing sync: {e}"));
     }
@@ -597,7 +576,7 @@ async fn a_wildcard_whose_ownership_name_azure_refuses_is_never_written_and_neve
     let ownership = Ownership::new(flags).unwrap_or_else(|e| panic!("{e}"));
     let p = std::sync::Arc::new(provider(&fake, Kind::Public));
     let replaced = TxtRegistry::new(p, TxtRegistryConfig::new(ownership));
-    sync(&replaced, &wildcard).await.unwrap_or_else(|e| panic!("{e}"));
+    apex::sync(&replaced, &wildcard).await.unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<String> = fake
         .lines()
         .iter()
@@ -629,13 +608,13 @@ fn the_fake_refuses_a_star_inside_a_label_as_azure_documents() {
 async fn an_ownership_name_azure_refused_once_is_not_tried_again() {
     let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
     fake.state().faults.refuse("a-web");
-    let registry = registry(provider(&fake, Kind::Public));
+    let registry = apex::txt_registry(std::sync::Arc::new(provider(&fake, Kind::Public)));
     let web = [Change::Create(Endpoint::new(
         "web.example.org",
         RecordType::A,
         ["192.0.2.1"],
     ))];
-    let first = sync(&registry, &web).await;
+    let first = apex::sync(&registry, &web).await;
     assert!(first.is_err(), "the first sync reports the refusal");
     let sent = || {
         let s = fake.state();
@@ -647,7 +626,7 @@ async fn an_ownership_name_azure_refused_once_is_not_tried_again() {
         "the record, its refused ownership record, the record undone"
     );
     for _ in 0..2 {
-        sync(&registry, &web)
+        apex::sync(&registry, &web)
             .await
             .unwrap_or_else(|e| panic!("no failing sync after: {e}"));
     }
@@ -746,9 +725,9 @@ async fn tlsa_https_and_svcb_are_refused_by_name_and_the_others_land() {
 async fn an_address_change_is_one_put_and_the_unchanged_ownership_record_is_not_sent() {
     use extdns_registry::Registry;
     let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
-    let registry = registry(provider(&fake, Kind::Public));
+    let registry = apex::txt_registry(std::sync::Arc::new(provider(&fake, Kind::Public)));
     let www = Endpoint::new("www.example.org", RecordType::A, ["192.0.2.1"]);
-    sync(&registry, &[Change::Create(www)])
+    apex::sync(&registry, &[Change::Create(www)])
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let ownership = || fake.get(Service::Public, "example.org", "a-www", "TXT");

@@ -6,6 +6,7 @@ use std::time::Duration;
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Backoff, Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider, PROXIED_PROPERTY};
+use extdns_test_support::apex;
 use extdns_test_support::cloudflare_fake::{
     API_EMAIL, API_KEY, FakeCloudflare, MAX_BATCH, PAID_MAX_BATCH, Plan, TOKEN,
 };
@@ -607,4 +608,35 @@ async fn a_txt_value_longer_than_255_octets_reads_back_whole_and_is_deleted_by_i
         panic!("{e}");
     }
     assert_eq!(cf.lines(), Vec::<String>::new());
+}
+
+/// The apex records of issue 50 through the TXT registry: the child zone's apex (`sub.example.org`, a zone
+/// of its own) owned through `a-sub.example.org` in the parent zone, the top apex (`example.org`, whose
+/// ownership name `a-example.org` no zone holds) written without an ownership record, as external-dns
+/// v0.23.0 publishes them; the sync does not fail.
+#[tokio::test]
+async fn apex_records_are_published_as_external_dns_publishes_them_and_no_sync_fails() {
+    const SUB: &str = "5c2c9f0e0a6b4b3c8e1d2f3a4b5c6d7e";
+    let fake = FakeCloudflare::start(&[(ZONE, "example.org"), (SUB, "sub.example.org")]);
+    let published = apex::publish(std::sync::Arc::new(provider(&fake)), "example.org", "sub.example.org").await;
+    let placed: Vec<String> = {
+        let s = fake.state();
+        let mut placed: Vec<String> = s
+            .records
+            .values()
+            .map(|r| format!("{} {} {}", r.zone_id, r.name, r.rtype))
+            .collect();
+        placed.sort();
+        placed
+    };
+    assert_eq!(
+        placed,
+        [
+            format!("{ZONE} a-sub.example.org TXT"),
+            format!("{ZONE} example.org A"),
+            format!("{SUB} sub.example.org A"),
+        ],
+        "the child zone's apex owned through the parent zone, the top apex without an ownership record"
+    );
+    published.assert_as_external_dns();
 }

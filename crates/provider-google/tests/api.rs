@@ -9,6 +9,7 @@ use extdns_endpoint::{Change, Endpoint, RecordType, Ttl, label};
 use extdns_provider::batch::Unit;
 use extdns_provider::{Backoff, Provider, ProviderError, ReadState, apply_changes};
 use extdns_provider_google::{CredentialSource, GoogleConfig, GoogleProvider, Visibility};
+use extdns_test_support::apex;
 use extdns_test_support::google_fake::{self, FakeGoogle, FakeZone};
 use extdns_test_support::lines::refused_lines;
 
@@ -583,20 +584,8 @@ fn placed(fake: &FakeGoogle) -> Vec<String> {
 
 #[tokio::test]
 async fn apex_records_are_published_as_external_dns_publishes_them_and_no_sync_fails() {
-    use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
     let fake = FakeGoogle::start(&[("example-org", "example.org"), ("sub-example-org", "sub.example.org")]);
-    let p = std::sync::Arc::new(provider(&fake));
-    let ownership = Ownership::new(OwnershipConfig::default()).unwrap_or_else(|e| panic!("{e}"));
-    let registry = TxtRegistry::new(p, TxtRegistryConfig::new(ownership));
-    let changes = [
-        Change::Create(a("example.org", "192.0.2.1")),
-        Change::Create(a("sub.example.org", "192.0.2.2")),
-    ];
-    let snapshot = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
-    registry
-        .apply(&snapshot, &changes)
-        .await
-        .unwrap_or_else(|e| panic!("both apexes are written: {e}"));
+    let published = apex::publish(std::sync::Arc::new(provider(&fake)), "example.org", "sub.example.org").await;
     assert_eq!(
         placed(&fake),
         [
@@ -606,13 +595,7 @@ async fn apex_records_are_published_as_external_dns_publishes_them_and_no_sync_f
         ],
         "the child zone's apex owned through the parent zone, the top apex without an ownership record"
     );
-    let read = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
-    let owner = |name: &str| {
-        let r = read.records.iter().find(|r| r.dns_name == name);
-        r.and_then(|r| r.owner().map(str::to_string))
-    };
-    assert_eq!(owner("sub.example.org").as_deref(), Some("default"));
-    assert_eq!(owner("example.org"), None, "nobody's, as external-dns leaves it");
+    published.assert_as_external_dns();
 }
 
 #[tokio::test]

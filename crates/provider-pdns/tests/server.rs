@@ -9,6 +9,7 @@ use std::time::Duration;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, ProviderSpecific, RecordType, Ttl};
 use extdns_provider::{Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
+use extdns_test_support::apex;
 use extdns_test_support::lines::is_auth_failure;
 use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
 use extdns_test_support::require;
@@ -542,4 +543,27 @@ async fn tlsa_https_and_svcb_are_created_read_updated_and_deleted() {
         assert!(pdns.dig(&e.dns_name, e.record_type.as_str()).is_empty(), "{e} left");
     }
     assert!(read(&p).await.iter().all(|e| !e.record_type.has_typed_rdata()));
+}
+
+/// The apex records of issue 50 through the TXT registry on a real PowerDNS serving `example.org` and the
+/// delegated `sub.example.org`: the child zone's apex owned through `a-sub.example.org` in the parent
+/// zone, the top apex (whose ownership name `a-example.org` no zone holds) written without an ownership
+/// record, as external-dns v0.23.0 publishes them; the sync does not fail.
+#[tokio::test]
+async fn apex_records_are_published_as_external_dns_publishes_them_and_no_sync_fails() {
+    require!(PowerDns);
+    let pdns = PowerDns::start(&[Zone::new("example.org"), Zone::new("sub.example.org")]);
+    let published = apex::publish(Arc::new(provider(&pdns)), "example.org", "sub.example.org").await;
+    let placed = |zone: &str| -> Vec<String> {
+        let lines = pdns.axfr(zone).into_iter();
+        let named = lines.map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "));
+        named.filter(|l| !l.ends_with(" NS")).collect()
+    };
+    assert_eq!(
+        placed("example.org"),
+        ["a-sub.example.org. TXT", "example.org. A"],
+        "the child zone's apex owned through the parent zone, the top apex without an ownership record"
+    );
+    assert_eq!(placed("sub.example.org"), ["sub.example.org. A"]);
+    published.assert_as_external_dns();
 }

@@ -31,7 +31,8 @@
 //! wrote the record; a refused statement fails its record alone (a warning names it, the sync reports it)
 //! while the others are written; an unmatched ownership TXT record counts as ours only when it says so; items of ours whose record is gone
 //! are released only inside the provider's domain filter; and nothing is cached between syncs (the
-//! controller's cache serves `--txt-cache-interval`), so every full read scans the table.
+//! controller's cache serves `--txt-cache-interval`), so every full read scans the table (while migrating
+//! or adopting, three owners' scans, sent at once).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -297,17 +298,22 @@ impl DynamoDbRegistry {
         if schema.keys.len() > 1 {
             return Err(bad("the table must not have a range key".into()));
         }
-        let items = self.scan(self.owner()).await?;
-        let mut foreign = HashMap::new();
         let own = &self.ownership;
-        if let Some(old) = own.migrate_from() {
+        let migrate = own.migrate_from();
+        let adopt = own.adopt_from().filter(|f| migrate != Some(*f));
+        // The three scans are independent reads of one table: sent at once, a read while migrating or
+        // adopting costs one round trip of scans, not three.
+        let (items, migrated, adopted) =
+            tokio::try_join!(self.scan(self.owner()), self.scan_of(migrate), self.scan_of(adopt))?;
+        let mut foreign = HashMap::new();
+        if let (Some(old), Some(migrated)) = (migrate, migrated) {
             // `--migrate-from-txt-owner`: the old owner's items are ours, as its TXT records are.
-            for (key, mut labels) in self.scan(old).await? {
+            for (key, mut labels) in migrated {
                 labels.insert(label::OWNER.to_string(), self.owner().to_string());
                 foreign.insert(key, (old.to_string(), labels));
             }
         }
-        if let Some(from) = own.adopt_from().filter(|f| own.migrate_from() != Some(*f)) {
+        if let (Some(from), Some(adopted)) = (adopt, adopted) {
             // The hand-over: only what the releaser released to us is read; the rest stays invisible.
             let probe = |labels: &Labels| {
                 let e = Endpoint {
@@ -316,7 +322,7 @@ impl DynamoDbRegistry {
                 };
                 claims::adopts(Some(from), self.owner(), &e)
             };
-            for (key, labels) in self.scan(from).await? {
+            for (key, labels) in adopted {
                 if probe(&labels) && !items.contains_key(&key) {
                     foreign.insert(key, (from.to_string(), labels));
                 }
@@ -327,6 +333,15 @@ impl DynamoDbRegistry {
             orphans: HashSet::new(),
             foreign,
         })
+    }
+
+    /// [`scan`](Self::scan) of `owner` when there is one (the old owner of a migration, the releaser of
+    /// a hand-over), nothing sent otherwise.
+    async fn scan_of(&self, owner: Option<&str>) -> Result<Option<HashMap<ItemKey, Labels>>, RegistryError> {
+        match owner {
+            Some(owner) => self.scan(owner).await.map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The items `owner` holds (a consistent `Scan` filtered on `o`). An item whose key or labels cannot

@@ -15,6 +15,7 @@ use extdns_plan::{PlanConfig, calculate};
 use extdns_provider::{InMemoryProvider, Provider, ProviderError};
 use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError};
 use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry, NEEDS_MIGRATION};
+use extdns_test_support::apex::owner;
 use extdns_test_support::dynamodb_fake::Fake;
 use extdns_test_support::logs::Logs;
 use serde_json::{Value, json};
@@ -32,12 +33,23 @@ fn registry(fake: &Fake, provider: Arc<InMemoryProvider>, owner: &str) -> Dynamo
 }
 
 fn registry_with(fake: &Fake, provider: Arc<InMemoryProvider>, ownership: OwnershipConfig) -> DynamoDbRegistry {
+    registry_at(&fake.url, "eu-west-1", provider, ownership)
+}
+
+/// A registry of `ownership` over the DynamoDB at `url` in `region` (the strict fake, or moto, which keeps
+/// each region's tables apart).
+fn registry_at(
+    url: &str,
+    region: &str,
+    provider: Arc<InMemoryProvider>,
+    ownership: OwnershipConfig,
+) -> DynamoDbRegistry {
     let env = |k: &str| match k {
-        "AWS_ENDPOINT_URL_DYNAMODB" => Some(fake.url.clone()),
+        "AWS_ENDPOINT_URL_DYNAMODB" => Some(url.to_string()),
         _ => None,
     };
     let ownership = Ownership::new(ownership).expect("valid ownership");
-    let mut config = DynamoDbConfig::from_env(TABLE, "eu-west-1", ownership, None, &env).expect("a configuration");
+    let mut config = DynamoDbConfig::from_env(TABLE, region, ownership, None, &env).expect("a configuration");
     // Were the variable's name wrong, the endpoint would be DynamoDB's own: fail before any request.
     assert!(
         extdns_test_support::is_loopback(&config.client.endpoint),
@@ -652,6 +664,81 @@ async fn a_migrated_record_no_longer_wanted_is_deleted_with_its_old_owners_item(
     assert!(
         provider.snapshot().iter().all(|e| e.record_type != RecordType::A),
         "the record is gone from the zone"
+    );
+    Ok(())
+}
+
+/// While migrating (`--migrate-from-txt-owner`) and adopting (`--adopt-from-owner`), a read scans three
+/// owners' items, ours, the old owner's and the releaser's: sent at once (each arrives before any is
+/// answered, the fake answering each a second late), and read as one after another would read them.
+#[tokio::test]
+async fn a_read_while_migrating_and_adopting_sends_its_three_scans_at_once() -> Result<(), RegistryError> {
+    let fake = Fake::start().await;
+    fake.table(TABLE);
+    let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+    provider.insert([a("mine.example.org", "192.0.2.1"), a("old.example.org", "192.0.2.2")]);
+    fake.put(TABLE, item("mine.example.org#A#", "me", "service/default/mine"));
+    fake.put(TABLE, item("old.example.org#A#", "old", "service/default/old"));
+    let mut both = ownership("me");
+    both.migrate_from_owner = Some("old".into());
+    both.adopt_from_owner = Some("releaser".into());
+    let registry = registry_with(&fake, provider, both);
+    fake.lock().faults.latency = std::time::Duration::from_secs(1);
+    let read = registry.records().await?;
+    {
+        let log = &fake.lock().requests;
+        assert_eq!(log.count("Scan"), 3, "{:?}", log.lines());
+        assert!(
+            log.all_in_flight_at_once("Scan"),
+            "the scans were sent one after another"
+        );
+    }
+    assert_eq!(owner(&read, "mine.example.org").as_deref(), Some("me"));
+    assert_eq!(
+        owner(&read, "old.example.org").as_deref(),
+        Some("me"),
+        "the old owner's, migrated"
+    );
+    Ok(())
+}
+
+/// The same read against moto, a second implementation of DynamoDB's API (its `DescribeTable` and
+/// filtered, projected `Scan`): our items, and the old owner's migrated as ours, with the releaser's scan
+/// beside them.
+#[tokio::test]
+async fn a_read_while_migrating_and_adopting_reads_moto_as_the_strict_fake() -> Result<(), RegistryError> {
+    extdns_test_support::require!(Moto);
+    let moto = extdns_test_support::moto::Moto::start();
+    moto.dynamodb_table(TABLE).await;
+    for i in [
+        item("mine.example.org#A#", "me", "service/default/mine"),
+        item("old.example.org#A#", "old", "service/default/old"),
+        item("theirs.example.org#A#", "someone", "service/default/theirs"),
+    ] {
+        moto.dynamodb("PutItem", json!({"TableName": TABLE, "Item": i})).await;
+    }
+    let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+    provider.insert([
+        a("mine.example.org", "192.0.2.1"),
+        a("old.example.org", "192.0.2.2"),
+        a("theirs.example.org", "192.0.2.3"),
+    ]);
+    let mut both = ownership("me");
+    both.migrate_from_owner = Some("old".into());
+    both.adopt_from_owner = Some("releaser".into());
+    let read = registry_at(&moto.url, extdns_test_support::moto::REGION, provider, both)
+        .records()
+        .await?;
+    assert_eq!(owner(&read, "mine.example.org").as_deref(), Some("me"));
+    assert_eq!(
+        owner(&read, "old.example.org").as_deref(),
+        Some("me"),
+        "the old owner's, migrated"
+    );
+    assert_eq!(
+        owner(&read, "theirs.example.org"),
+        None,
+        "another owner's item is not read"
     );
     Ok(())
 }

@@ -229,6 +229,8 @@ impl Api for FakeAzureState {
         }
     }
 
+    const CLOUD: Option<&'static str> = Some("AZURE");
+
     fn limits() -> Vec<RateLimit> {
         vec![READ_LIMIT, WRITE_LIMIT, DELETE_LIMIT]
     }

@@ -223,6 +223,8 @@ impl Api for FakeState {
         }
     }
 
+    const CLOUD: Option<&'static str> = Some("CLOUDFLARE");
+
     fn limits() -> Vec<RateLimit> {
         vec![RATE_LIMIT]
     }

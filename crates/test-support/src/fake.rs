@@ -9,7 +9,9 @@
 //! - the next N answered with a 5xx ([`Faults::fail_next`], [`Faults::fail_with`]);
 //! - the API's documented rate limits ([`Api::limits`], on from the start: [`Faults::limits`]), each
 //!   counted per account as the vendor keys it ([`Api::account`]) and as the vendor counts ([`Meter`]),
-//!   past it throttled as the API throttles; a test lowers them to stay short ([`Faults::limit`]);
+//!   past it throttled as the API throttles; a test lowers them to stay short ([`Faults::limit`]), and
+//!   so does a run without a change of code, by a variable read where the fake starts
+//!   ([`limits`]: `EXTDNS_FAKE_<CLOUD>_LIMITS`);
 //! - latency added to every request ([`Faults::latency`]);
 //! - named records refused ([`Faults::refused`]): only the fake knows where a record's name is in a
 //!   request, so each fake asks [`Faults::refuses`] and refuses it its API's own way.
@@ -30,6 +32,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::background::Background;
+
+pub mod limits;
 
 /// What a fake's API is, for the skeleton: its routes, what each request is for, and how the API says
 /// "slow down" and "unavailable". The type is the fake's state.
@@ -53,6 +57,10 @@ pub trait Api: Sized + Send + 'static {
     fn limits() -> Vec<RateLimit> {
         Vec::new()
     }
+
+    /// The cloud's name in the variable that lowers [`Api::limits`] where the fake starts
+    /// (`EXTDNS_FAKE_<CLOUD>_LIMITS`, [`limits`]); `None` for an API with no limits.
+    const CLOUD: Option<&'static str> = None;
 
     /// Whom a request's limits are counted for, as the vendor keys them (the account of an access key, a
     /// token, a subscription, a project); one account for all by default.
@@ -384,6 +392,9 @@ pub enum Fault {
 pub struct Logged {
     /// When it arrived.
     pub at: Instant,
+    /// When its answer was ready (after any added latency): with [`Logged::at`], whether two requests
+    /// were in flight at once.
+    pub answered: Instant,
     /// Its method.
     pub method: Method,
     /// Its path as sent (still percent-encoded).
@@ -491,6 +502,16 @@ impl RequestLog {
         most
     }
 
+    /// Whether every request of this purpose arrived before any of them was answered: they were sent at
+    /// once, not one after another (true of fewer than two).
+    pub fn all_in_flight_at_once(&self, purpose: &str) -> bool {
+        let of = || self.iter().filter(|r| r.purpose.name == purpose);
+        match (of().map(|r| r.at).max(), of().map(|r| r.answered).min()) {
+            (Some(last_sent), Some(first_answered)) => of().count() < 2 || last_sent < first_answered,
+            _ => true,
+        }
+    }
+
     /// When each request of this purpose arrived, in order.
     pub fn times(&self, purpose: &str) -> Vec<Instant> {
         let mut at: Vec<Instant> = self
@@ -579,6 +600,7 @@ async fn gate<S: Api>(State(shared): State<Shared<S>>, request: Request, next: N
     };
     lock(&shared).requests.push(Logged {
         at,
+        answered: Instant::now(),
         method,
         path: uri.path().to_string(),
         query: uri.query().map(str::to_string),
@@ -614,13 +636,17 @@ impl<S> Clone for FakeServer<S> {
 }
 
 impl<S: Api> FakeServer<S> {
-    /// Serves the API's routes over `api`, its state, behind the gate, its documented limits on.
+    /// Serves the API's routes over `api`, its state, behind the gate, its documented limits on (lowered
+    /// by `EXTDNS_FAKE_<CLOUD>_LIMITS` when set; a panic naming the variable when its value is refused,
+    /// as a fake that cannot start fails its test).
     pub fn serve(api: S) -> FakeServer<S> {
+        let starting = limits::starting::<S>(|name| std::env::var(name).ok())
+            .unwrap_or_else(|e| panic!("cannot start the fake: {e}"));
         let shared: Shared<S> = Arc::new(Mutex::new(Locked {
             api,
             requests: RequestLog::default(),
             faults: Faults {
-                limits: S::limits(),
+                limits: starting,
                 ..Faults::default()
             },
         }));
@@ -685,6 +711,18 @@ impl<S> FakeServer<S> {
     pub fn lock(&self) -> MutexGuard<'_, Locked<S>> {
         lock(&self.shared)
     }
+}
+
+/// The status, the value of `header` and the body of the answer to `request`, as a client of a fake sees
+/// them (the fakes' tests over HTTP); a panic when it is not answered.
+pub async fn answer(request: reqwest::RequestBuilder, header: &str) -> (u16, Option<String>, String) {
+    let r = request.send().await.unwrap_or_else(|e| panic!("{e}"));
+    let value = r
+        .headers()
+        .get(header)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (r.status().as_u16(), value, r.text().await.unwrap_or_default())
 }
 
 /// Another client of an account (another cluster on it), for tests of a shared budget: sends `GET url`
@@ -1006,6 +1044,26 @@ mod tests {
         assert!(
             reqwest::get(format!("{url}/records")).await.is_err(),
             "stopped with its last handle"
+        );
+    }
+
+    #[tokio::test]
+    async fn requests_sent_at_once_are_told_from_requests_sent_one_after_another() {
+        let fake = toy();
+        fake.lock().faults.latency = Duration::from_secs(1);
+        let (a, b) = tokio::join!(
+            call(&fake, Method::GET, "/records"),
+            call(&fake, Method::GET, "/records")
+        );
+        assert_eq!((a.0, b.0), (200, 200));
+        assert!(fake.lock().requests.all_in_flight_at_once("list"));
+        fake.lock().requests.clear();
+        for _ in 0..2 {
+            assert_eq!(call(&fake, Method::GET, "/records").await.0, 200);
+        }
+        assert!(
+            !fake.lock().requests.all_in_flight_at_once("list"),
+            "the second sent after the first's answer"
         );
     }
 

@@ -227,6 +227,8 @@ impl Api for FakeState {
         }
     }
 
+    const CLOUD: Option<&'static str> = Some("GOOGLE");
+
     fn limits() -> Vec<RateLimit> {
         vec![RATE_LIMIT]
     }

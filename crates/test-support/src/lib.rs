@@ -1,14 +1,15 @@
 //! What extdns's test suites share: real servers started on 127.0.0.1 free ports ([`dns_server`] for BIND
 //! and Knot, [`pdns`], [`etcd`], [`moto`], [`dnsmasq`]), strict stateful fakes of the APIs that have no
 //! runnable server ([`route53_fake`], [`cloudflare_fake`], [`google_fake`], [`azure_fake`], [`pihole_fake`],
-//! [`dynamodb_fake`]) on one skeleton ([`fake`]: serving, state, request log, faults) with the record-data
+//! [`dynamodb_fake`]) on one skeleton ([`fake`]: serving, state, request log, faults, the documented limits a
+//! variable lowers, [`fake::limits`]) with the record-data
 //! rules they share ([`rdata`]: TLSA, SVCB and HTTPS from the RFCs), a server with one
 //! fixed answer on the same skeleton ([`canned`]), a Kubernetes control
 //! plane (`control_plane`, feature `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`]
 //! helpers, certificates ([`tls`]), RFC 3339 timestamps ([`rfc3339`]), child processes owned by PID
 //! ([`proc`]), runs of the binary under test ([`cli`]) over [`manifests`], external-dns's connector source ([`connector`]) and what a test that runs external-dns
 //! beside extdns needs ([`differential`]), the providers' benchmark round
-//! ([`bench`](mod@bench)), XML requests read as element trees ([`xml_tree`]), and the one rule for a server
+//! ([`bench`](mod@bench)), the apex rule every provider's test checks through the TXT registry ([`apex`]), XML requests read as element trees ([`xml_tree`]), and the one rule for a server
 //! that is not installed ([`available`]).
 //!
 //! That rule: plain `cargo test` on a machine with only the Rust toolchain passes, so a test that needs a
@@ -28,6 +29,7 @@
 //!
 //! A dev-dependency only (`publish = false`).
 
+pub mod apex;
 pub mod azure_fake;
 mod background;
 pub mod bench;

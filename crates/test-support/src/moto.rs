@@ -1,5 +1,5 @@
-//! moto's Route53 (`moto_server`) on 127.0.0.1, one per test: the happy paths against a second
-//! implementation of the API. Tests check [`crate::Server::Moto`] first.
+//! moto's Route53 and DynamoDB (`moto_server`) on 127.0.0.1, one per test: the happy paths against a
+//! second implementation of the API. Tests check [`crate::Server::Moto`] first.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -122,11 +122,48 @@ impl Moto {
     }
 }
 
+/// moto's DynamoDB, through the JSON API the registry speaks, for the registry's reads against a second
+/// implementation (its writes are PartiQL statements moto cannot run: those are tested on the strict fake).
+impl Moto {
+    /// One DynamoDB call (`target`, such as `CreateTable`) with `body`; the answer's text.
+    pub async fn dynamodb(&self, target: &str, body: serde_json::Value) -> String {
+        let request = crate::loopback_client()
+            .post(&self.url)
+            .header("x-amz-target", format!("DynamoDB_20120810.{target}"))
+            .header("content-type", "application/x-amz-json-1.0")
+            .body(body.to_string());
+        answer_as(request, target, DYNAMODB_AUTH).await
+    }
+
+    /// Creates `table` as external-dns needs it: hash key `k` of type `S`, no range key.
+    pub async fn dynamodb_table(&self, table: &str) {
+        let body = serde_json::json!({
+            "TableName": table,
+            "KeySchema": [{"AttributeName": "k", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "k", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+        });
+        self.dynamodb("CreateTable", body).await;
+    }
+}
+
+/// The region of the tables [`Moto::dynamodb_table`] makes (moto keeps each region's apart).
+pub const REGION: &str = "us-east-1";
+
+/// moto routes a DynamoDB call by its credential scope too (region [`REGION`]).
+const DYNAMODB_AUTH: &str =
+    "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0";
+
 /// The text of moto's answer to `request`, sent with the `authorization` header `AUTH`; the answer must be
 /// a success, and `path` names the call when it is not.
 async fn answer(request: reqwest::RequestBuilder, path: &str) -> String {
+    answer_as(request, path, AUTH).await
+}
+
+/// [`answer`] with another `authorization` header.
+async fn answer_as(request: reqwest::RequestBuilder, path: &str, auth: &str) -> String {
     let response = request
-        .header("authorization", AUTH)
+        .header("authorization", auth)
         .send()
         .await
         .expect("moto answers");

@@ -261,6 +261,8 @@ impl Api for Inner {
         }
     }
 
+    const CLOUD: Option<&'static str> = Some("ROUTE53");
+
     fn limits() -> Vec<RateLimit> {
         vec![RATE_LIMIT]
     }

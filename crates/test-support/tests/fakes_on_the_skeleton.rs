@@ -5,21 +5,11 @@
 use extdns_test_support::azure_fake::{FakeAzure, Service};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
 use extdns_test_support::dynamodb_fake::Fake as FakeDynamo;
+use extdns_test_support::fake::answer;
 use extdns_test_support::google_fake::{self, FakeGoogle};
 use extdns_test_support::pihole_fake::FakePihole;
 use extdns_test_support::route53_fake::Fake as FakeRoute53;
 use serde_json::{Value, json};
-
-/// Status, one header and the body of an answer.
-async fn answer(r: reqwest::RequestBuilder, header: &str) -> (u16, Option<String>, String) {
-    let r = r.send().await.unwrap_or_else(|e| panic!("{e}"));
-    let value = r
-        .headers()
-        .get(header)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    (r.status().as_u16(), value, r.text().await.unwrap_or_default())
-}
 
 /// A client for the fakes: on loopback, never through a proxy of the environment.
 fn client() -> reqwest::Client {
