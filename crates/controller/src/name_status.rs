@@ -229,6 +229,13 @@ impl NameStatuses {
         self.objects.iter().map(|(k, n)| (k.as_ref(), n.as_ref()))
     }
 
+    /// Each object with its names as shared, in key order: an object a fold did not touch keeps the very
+    /// same [`Arc`] from one book to the next, so a reader that kept the last one it saw
+    /// ([`Arc::ptr_eq`]) tells what changed without comparing names.
+    pub fn iter_shared(&self) -> impl Iterator<Item = (&ObjectKey, &Arc<ObjectNames>)> {
+        self.objects.iter().map(|(k, n)| (k.as_ref(), n))
+    }
+
     /// One object's names.
     pub fn get(&self, key: &ObjectKey) -> Option<&ObjectNames> {
         self.objects.get(key).map(Arc::as_ref)

@@ -360,6 +360,10 @@ pub struct StatusWriter {
     is_leader: Arc<dyn Fn() -> bool + Send + Sync>,
     bucket: TokenBucket,
     written: BTreeMap<ObjectKey, Written>,
+    /// Each object's names as the last [`StatusWriter::consider`] saw them: the book shares an object's
+    /// names between folds that did not touch it, so an object whose names are the very same is skipped
+    /// without working its status out again (10,000 objects a sync otherwise).
+    considered: BTreeMap<ObjectKey, Arc<ObjectNames>>,
     /// What changed and is not written yet, with the object's uid: the latest outcome only.
     pending: BTreeMap<ObjectKey, (Option<Uid>, ObjectStatus)>,
     /// Outcomes whose object was gone when written (404, 409): not queued again while the book says the
@@ -385,6 +389,7 @@ impl StatusWriter {
             is_leader,
             bucket,
             written: BTreeMap::new(),
+            considered: BTreeMap::new(),
             pending: BTreeMap::new(),
             gone: BTreeMap::new(),
             forbidden: BTreeMap::new(),
@@ -431,11 +436,21 @@ impl StatusWriter {
     /// Queues every object whose status differs from what was written; an object that is gone from the
     /// outcomes is forgotten (a later one is written afresh).
     pub fn consider(&mut self, statuses: &NameStatuses) {
-        let mut seen = BTreeMap::new();
-        for (key, names) in statuses.iter() {
+        // Nothing considered yet (or forgotten by a follower): every map is checked against the book.
+        let afresh = self.considered.is_empty();
+        for (key, names) in statuses.iter_shared() {
+            if self.considered.get(key).is_some_and(|seen| Arc::ptr_eq(seen, names)) {
+                continue;
+            }
+            self.considered.insert(key.clone(), names.clone());
             let Some(_) = mechanism(key.kind) else { continue };
-            let Some(status) = status_of(names) else { continue };
-            seen.insert(key.clone(), ());
+            let Some(status) = status_of(names) else {
+                // No status any more: what was queued or written of it is forgotten.
+                self.pending.remove(key);
+                self.written.remove(key);
+                self.gone.remove(key);
+                continue;
+            };
             let was_gone = self
                 .gone
                 .get(key)
@@ -447,16 +462,23 @@ impl StatusWriter {
                 self.pending.insert(key.clone(), (names.uid, status));
             }
         }
-        self.written.retain(|k, _| seen.contains_key(k));
-        self.pending.retain(|k, _| seen.contains_key(k));
-        self.gone.retain(|k, _| seen.contains_key(k));
+        // Every key of the book is in `considered` now; more means objects left the book.
+        if afresh || self.considered.len() != statuses.len() {
+            let known = |k: &ObjectKey| statuses.get(k).is_some();
+            self.considered.retain(|k, _| known(k));
+            self.written.retain(|k, _| known(k));
+            self.pending.retain(|k, _| known(k));
+            self.gone.retain(|k, _| known(k));
+        }
     }
 
     /// Writes what is pending while the bucket has tokens; returns when it should be called again (`None`:
     /// nothing left). A follower writes nothing, and forgets what it wrote.
     pub async fn drain(&mut self, now: Instant) -> Option<Instant> {
         if !(self.is_leader)() {
+            // What it wrote is forgotten, so what it considered must be looked at again once it leads.
             self.written.clear();
+            self.considered.clear();
             return (!self.pending.is_empty()).then(|| now + RETRY_EVERY);
         }
         self.forbidden.retain(|_, until| *until > now);
@@ -464,16 +486,14 @@ impl StatusWriter {
             return Some(now);
         }
         let mut failed = Vec::new();
-        let due: Vec<ObjectKey> = self
+        // One key at a time, not the whole backlog copied at each call: the first sync queues every object.
+        // What was taken and failed is out of `pending` until the burst ends, so it is not picked twice.
+        while let Some(key) = self
             .pending
             .keys()
-            .filter(|k| !self.forbidden.contains_key(&(k.kind, k.namespace.clone())))
+            .find(|k| !self.forbidden.contains_key(&(k.kind, k.namespace.clone())))
             .cloned()
-            .collect();
-        for key in due {
-            if self.forbidden.contains_key(&(key.kind, key.namespace.clone())) {
-                continue;
-            }
+        {
             if self.view_moved() {
                 // A change is on its way to DNS: the rest waits for its sync. What failed in this burst
                 // goes back to pending first, or it would wait for the next change of the book.
@@ -963,6 +983,33 @@ mod tests {
         // Leading again (another replica may have written meanwhile): everything once.
         leader.store(true, Ordering::SeqCst);
         w.consider(&statuses(1, published()));
+        w.drain(Instant::now()).await;
+        assert_eq!(api.take().len(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_book_seen_before_is_skipped_until_leading_again_makes_it_new() {
+        let api = Arc::new(Recorded::default());
+        let leader = Arc::new(AtomicBool::new(true));
+        let mut w = writer(&api, &leader, TokenBucket::new(100.0, 100));
+        let book = statuses(1, published());
+        w.consider(&book);
+        w.drain(Instant::now()).await;
+        assert_eq!(api.take().len(), 2);
+        // The very same names again (a fold that touched other objects): nothing to do.
+        w.consider(&book.clone());
+        assert_eq!(w.drain(Instant::now()).await, None);
+        assert!(api.take().is_empty());
+        // A follower forgets what it wrote, so the same book, seen when leading again, is written whole.
+        leader.store(false, Ordering::SeqCst);
+        w.drain(Instant::now()).await;
+        leader.store(true, Ordering::SeqCst);
+        w.consider(&book);
+        w.drain(Instant::now()).await;
+        assert_eq!(api.take().len(), 2);
+        // An object that leaves the book is forgotten, and written afresh when it comes back.
+        w.consider(&NameStatuses::default());
+        w.consider(&book);
         w.drain(Instant::now()).await;
         assert_eq!(api.take().len(), 2);
     }
