@@ -230,14 +230,14 @@ fn route(name: &str, object: Option<&str>, providers: &[ProviderAnswer]) -> Rout
     for p in providers {
         let report = p.explanation.names.iter().find(|n| n.name == name);
         match report.map(|r| (r, taking(r, object))) {
-            Some((report, Ok(states))) => taken_by.push(Taker {
+            Some((report, Taking::Takes(states))) => taken_by.push(Taker {
                 provider: p.provider.clone(),
                 zone: report.zone.clone().unwrap_or_default(),
                 owner: p.owner.clone(),
                 reason: states.iter().map(|s| s.reason()).max().unwrap_or(Reason::Pending),
                 published: states.iter().all(|s| will_publish(s)),
             }),
-            Some((_, Err(why))) => not_taken_by.push(NotTaken {
+            Some((_, Taking::Not(why))) => not_taken_by.push(NotTaken {
                 provider: p.provider.clone(),
                 why,
             }),
@@ -271,8 +271,17 @@ fn route(name: &str, object: Option<&str>, providers: &[ProviderAnswer]) -> Rout
 /// Why a provider whose sync saw no object ask for a name does not take it.
 const NOT_ROUTED: &str = "no object its route and sources admit asks for the name";
 
-/// The states of the objects asking for the name in a provider that takes it, or why it does not.
-fn taking<'a>(report: &'a NameReport, object: Option<&str>) -> Result<Vec<&'a NameState>, String> {
+/// Whether a provider takes a name.
+enum Taking<'a> {
+    /// It does: the states of the objects asking there.
+    Takes(Vec<&'a NameState>),
+    /// It does not, and why, in words.
+    Not(String),
+}
+
+/// Whether the provider whose answer for the name is `report` takes it (the objects asking limited to
+/// `object` when one was asked about).
+fn taking<'a>(report: &'a NameReport, object: Option<&str>) -> Taking<'a> {
     let asking: Vec<&NameState> = report
         .asked_by
         .iter()
@@ -280,20 +289,20 @@ fn taking<'a>(report: &'a NameReport, object: Option<&str>) -> Result<Vec<&'a Na
         .map(|a| &a.state)
         .collect();
     if asking.is_empty() {
-        return Err(NOT_ROUTED.to_string());
+        return Taking::Not(NOT_ROUTED.to_string());
     }
     if let Some(filter) = &report.no_zone {
-        return Err(format!("in none of its zones: kept out by {filter}"));
+        return Taking::Not(format!("in none of its zones: kept out by {filter}"));
     }
     let kept: Vec<&NameState> = asking
         .iter()
         .copied()
         .filter(|s| !matches!(s, NameState::Filtered { .. }))
         .collect();
-    if kept.is_empty() {
-        return Err(asking[0].to_string());
+    match kept.is_empty() {
+        true => Taking::Not(asking[0].to_string()),
+        false => Taking::Takes(kept),
     }
-    Ok(kept)
 }
 
 /// The text output: per name, the providers taking it and why the others do not; then each provider that
@@ -359,14 +368,12 @@ pub fn render_table(answer: &FleetExplanation) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{INTERNAL_PROVIDER, SHOP_SERVICE, WEB_SERVICE};
     use super::*;
 
+    /// Besides [`INTERNAL_PROVIDER`]: a second ClusterDNSProvider taking only what names it, a team's
+    /// DNSProvider, and a Service no provider's zone holds.
     const OBJECTS: &str = r#"
-apiVersion: externaldns.k8s.io/v1alpha1
-kind: ClusterDNSProvider
-metadata: { name: internal }
-spec: { type: inmemory, domainFilter: { include: [example.org] }, config: { inmemory-zone: [example.org] } }
----
 apiVersion: externaldns.k8s.io/v1alpha1
 kind: ClusterDNSProvider
 metadata: { name: public }
@@ -386,17 +393,6 @@ spec:
 apiVersion: v1
 kind: Service
 metadata:
-  name: shop
-  namespace: team-b
-  annotations:
-    external-dns.alpha.kubernetes.io/hostname: shop.example.org
-    external-dns.kubernetes.io/cluster-provider: internal,public
-spec: { type: LoadBalancer }
-status: { loadBalancer: { ingress: [ { ip: 10.0.0.2 } ] } }
----
-apiVersion: v1
-kind: Service
-metadata:
   name: lost
   namespace: team-b
   annotations: { external-dns.alpha.kubernetes.io/hostname: lost.example.net }
@@ -411,7 +407,7 @@ status: { loadBalancer: { ingress: [ { ip: 10.0.0.4 } ] } }
         let mut line = super::super::tests::manifests_line(
             "explain",
             dir.path(),
-            &format!("{OBJECTS}{}", super::super::tests::WEB_SERVICE),
+            &[INTERNAL_PROVIDER, OBJECTS, SHOP_SERVICE, WEB_SERVICE].concat(),
         )?;
         line.insert(2, query.into());
         let cli = crate::flags::try_parse_from(&line)?;

@@ -124,12 +124,8 @@ mod tests {
             "plan",
             dir.path(),
             &[
+                super::super::tests::INTERNAL_PROVIDER,
                 r#"
-apiVersion: externaldns.k8s.io/v1alpha1
-kind: ClusterDNSProvider
-metadata: { name: internal }
-spec: { type: inmemory, domainFilter: { include: [example.org] }, config: { inmemory-zone: [example.org] } }
----
 apiVersion: externaldns.k8s.io/v1alpha1
 kind: DNSProvider
 metadata: { name: zone, namespace: team-a }
