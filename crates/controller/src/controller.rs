@@ -208,6 +208,11 @@ pub struct SyncReport {
     /// The records extdns owns in the provider's zones after this sync (as the deletion guard counts them:
     /// those counted before, plus what it created, less what it deleted); `None` when nothing was planned.
     pub owned: Option<usize>,
+    /// A dry run only: the registry could not work out which of `changes` it would withhold (not send, as
+    /// when the provider refuses an ownership record's name), so those changes show as pending when some
+    /// may be refused. The registry's error, complete on its own; `extdns plan` and `extdns explain` print
+    /// it beside the changes concerned (all of `changes`).
+    pub withheld_unknown: Option<String>,
 }
 
 /// What the loop carries from one sync to the next, so that a change costs what it touches; see
@@ -736,6 +741,7 @@ impl Controller {
         // Taken now, before the write: what the events and status say is about these very objects.
         let uids = Uids::of(store, changes.iter().chain(&held_back), failed.iter().map(|(k, _)| *k));
 
+        let mut withheld_unknown = None;
         // Nothing to write, or a dry run: reported, nothing sent.
         let unwritten = if changes.is_empty() {
             self.metrics.no_op_runs.inc();
@@ -758,10 +764,15 @@ impl Controller {
             info!(changes = changes.len(), "dry run: nothing was sent to the provider");
             self.metrics.mark_sync();
             // What the registry would not send is known without writing: refused, as the sync would say.
-            let withheld = self.registry.withheld(snapshot, &changes).unwrap_or_else(|error| {
-                debug!(%error, "dry run: cannot tell which changes the registry would withhold");
-                Vec::new()
-            });
+            // Carried in the report, not only logged: a dry run that cannot tell says so where it is read.
+            let (withheld, unknown) = match self.registry.withheld(snapshot, &changes) {
+                Ok(withheld) => (withheld, None),
+                Err(error) => {
+                    warn!(%error, "dry run: cannot work out which changes the registry would withhold");
+                    (Vec::new(), Some(error.to_string()))
+                }
+            };
+            withheld_unknown = unknown;
             let withheld = FailedRecords::of(&withheld);
             let outcome = Outcome {
                 errored: changes
@@ -784,6 +795,7 @@ impl Controller {
                 full,
                 not_owned,
                 owned: Some(owned_before),
+                withheld_unknown,
             };
             return Ok((report, None));
         }
@@ -829,6 +841,7 @@ impl Controller {
                         full,
                         not_owned,
                         owned: Some(owned),
+                        withheld_unknown: None,
                     },
                     Some(written),
                 ))

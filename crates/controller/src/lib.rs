@@ -89,7 +89,7 @@ pub use schedule::EVENT_DEBOUNCE;
 pub use server::{MetricsServer, ServerError, start_metrics_server};
 pub use signal::spawn_signal_handler;
 pub use status::{ProviderSync, StatusSink, SyncObserver, SyncStatus};
-pub use summary::{Summary, SummaryQuery};
+pub use summary::{BadContinue, Summary, SummaryQuery};
 /// Re-exported so the binary can stop the loop without depending on tokio-util itself.
 pub use tokio_util::sync::CancellationToken;
 

@@ -115,7 +115,16 @@ async fn metrics_handler(State(metrics): State<Arc<Metrics>>, headers: HeaderMap
 /// ([`crate::summary`]).
 async fn summary_handler(State(metrics): State<Arc<Metrics>>, RawQuery(query): RawQuery) -> impl IntoResponse {
     let query = SummaryQuery::parse(query.as_deref().unwrap_or_default());
-    let summary = Summary::of(&metrics.names().latest(), &query);
+    let summary = match Summary::page(&metrics.names().latest(), &query) {
+        Ok(summary) => summary,
+        Err(bad) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                [(header::CONTENT_TYPE, "text/plain")],
+                bad.to_string(),
+            );
+        }
+    };
     match serde_json::to_string(&summary) {
         Ok(body) => (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body),
         Err(e) => (
@@ -223,6 +232,10 @@ mod tests {
         let next: serde_json::Value = serde_json::from_str(next.split("\r\n\r\n").nth(1).unwrap_or_default())?;
         assert_eq!(next["notPublished"][0]["object"], "b");
         assert!(next.get("continue").is_none(), "{next}");
+        // A token no page gave: refused, not the first page again.
+        let bad = get_path(server.addr(), "/summary?limit=1&continue=garbage").await?;
+        assert!(bad.starts_with("HTTP/1.1 400"), "{bad}");
+        assert!(bad.contains("is not a token a /summary page gave"), "{bad}");
         server.stop().await
     }
 

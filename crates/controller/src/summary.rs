@@ -82,8 +82,24 @@ pub struct Summary {
     pub continue_token: Option<String>,
 }
 
+/// A `continue=` that no `/summary` page gave: refused (`400`, as the Kubernetes API refuses a list's bad
+/// continue token) rather than answered with the first page again, which a client following the tokens
+/// would take for the next one and list the same names twice, or forever.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("continue={0:?} is not a token a /summary page gave; list again without continue")]
+pub struct BadContinue(pub String);
+
 impl Summary {
-    /// The summary of `statuses`, the page `query` asks for.
+    /// The page `query` asks for, or why its `continue` token cannot say where the page starts.
+    pub fn page(statuses: &NameStatuses, query: &SummaryQuery) -> Result<Summary, BadContinue> {
+        match &query.continue_from {
+            Some(token) if parse_token(token).is_none() => Err(BadContinue(token.clone())),
+            _ => Ok(Summary::of(statuses, query)),
+        }
+    }
+
+    /// The summary of `statuses`, the page `query` asks for (from the first page when its `continue` token
+    /// is not one; [`Summary::page`] refuses it).
     pub fn of(statuses: &NameStatuses, query: &SummaryQuery) -> Summary {
         let mut names: BTreeMap<&'static str, BTreeMap<&'static str, usize>> = BTreeMap::new();
         let mut objects: BTreeMap<&'static str, BTreeMap<&'static str, usize>> = BTreeMap::new();
@@ -276,6 +292,26 @@ mod tests {
             assert!(pages < 10, "the pages never end");
         }
         assert_eq!((seen.len(), pages), (6, 2));
+    }
+
+    #[test]
+    fn a_continue_token_no_page_gave_is_refused_not_read_as_the_first_page() {
+        let all = statuses();
+        for token in ["garbage", "widget/x/y|a|A|", "service/shop/web0"] {
+            let query = SummaryQuery::parse(&format!("limit=2&continue={token}"));
+            assert_eq!(Summary::page(&all, &query), Err(BadContinue(token.into())), "{token}");
+        }
+        let first = Summary::page(&all, &SummaryQuery::parse("limit=2"));
+        let token = first
+            .as_ref()
+            .ok()
+            .and_then(|s| s.continue_token.clone())
+            .unwrap_or_default();
+        let next = Summary::page(&all, &SummaryQuery::parse(&format!("limit=2&continue={token}")));
+        assert!(
+            next.is_ok_and(|s| s.not_published.len() == 2),
+            "a token a page gave is read"
+        );
     }
 
     #[test]

@@ -39,6 +39,12 @@ pub struct DryRun {
 
 /// One dry-run sync with `provider`, as the settings say otherwise.
 pub async fn dry_run(settings: &Settings, provider: Arc<dyn Provider>) -> anyhow::Result<DryRun> {
+    dry_run_as(settings, provider, settings.provider.name()).await
+}
+
+/// [`dry_run`], the names' outcomes saying `label` published them: a provider object's label
+/// (`team-a/public`) with `--dns-provider-crds`, as its running pipeline says.
+pub async fn dry_run_as(settings: &Settings, provider: Arc<dyn Provider>, label: &str) -> anyhow::Result<DryRun> {
     let mut settings = settings.clone();
     settings.controller.dry_run = true;
     let metrics = Arc::new(Metrics::new(VERSION, REVISION));
@@ -46,11 +52,25 @@ pub async fn dry_run(settings: &Settings, provider: Arc<dyn Provider>) -> anyhow
     let registry = extdns_wiring::registry_for(&settings, provider, &metrics)
         .await
         .map_err(flagged)?;
+    dry_run_on(&settings, registry, previewer, label, metrics).await
+}
+
+/// [`dry_run_as`] over a registry already built (the tests' registries that fail where a real one rarely
+/// does), `metrics` the ones it was built with.
+pub(crate) async fn dry_run_on(
+    settings: &Settings,
+    registry: Arc<dyn Registry>,
+    previewer: Option<SharedRegistry>,
+    label: &str,
+    metrics: Arc<Metrics>,
+) -> anyhow::Result<DryRun> {
+    let mut settings = settings.clone();
+    settings.controller.dry_run = true;
     let recording = Arc::new(Recording::new(registry, previewer));
     let controller = extdns_wiring::controller_with_registry(&settings, recording.clone(), metrics.clone())
         .await
         .map_err(flagged)?
-        .with_provider_name(settings.provider.name());
+        .with_provider_name(label);
     let report = controller
         .run_once_when_synced(ONCE_SYNC_TIMEOUT, &CancellationToken::new())
         .await?;

@@ -158,6 +158,14 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
             let mut stdout = std::io::stdout().lock();
             exit(runtime.block_on(plan::run(&settings, args.output, &mut stdout)))
         }
+        Some(Command::Explain(args)) if args.flags.provider.dns_provider_crds => {
+            let fleet = for_plan(&args.flags, |f| settings::fleet::for_plan(f, command_line))?;
+            let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr());
+            let manifests = &args.flags.offline.manifests;
+            let explain =
+                dns_providers::explain::run(&fleet, manifests, &args.target, args.output, &mut stdout, &mut stderr);
+            exit(runtime.block_on(explain))
+        }
         Some(Command::Explain(args)) => {
             let settings = for_plan(&args.flags, settings::controller)?;
             settings::log_warnings(&args.flags);

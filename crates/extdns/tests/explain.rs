@@ -429,3 +429,262 @@ fn the_command_prints_text_or_json_and_exits_3_when_not_published() -> Result<()
     assert_eq!(out.status.code(), Some(1));
     Ok(())
 }
+
+/// One reason, as the table below checks it: the objects (`before`, written by a sync first, then `after`,
+/// what the dry run sees), the zone's records beforehand, the flags, and what explain must say of `object`'s
+/// record at `name`.
+struct ReasonCase {
+    what: &'static str,
+    before: Vec<String>,
+    after: Vec<String>,
+    zone: Vec<Endpoint>,
+    flags: &'static [&'static str],
+    /// Wraps the zone, for a provider that refuses what the in-memory one takes.
+    refusing: bool,
+    name: &'static str,
+    object: &'static str,
+    reason: Reason,
+    /// What JSON's `askedBy` entry holds besides `reason` (each key, exactly).
+    detail: serde_json::Value,
+    /// What the text's line for the object says after the reason.
+    said: &'static str,
+}
+
+/// The TXT record of owner `owner` for `name`.
+fn foreign_txt(name: &str, owner: &str) -> Endpoint {
+    Endpoint::new(
+        name,
+        RecordType::Txt,
+        [format!(
+            "\"heritage=external-dns,external-dns/owner={owner},external-dns/resource=service/x/y\""
+        )],
+    )
+}
+
+fn reason_cases() -> Vec<ReasonCase> {
+    use serde_json::json;
+    let case = |what, name, object, reason, detail, said| ReasonCase {
+        what,
+        before: Vec::new(),
+        after: Vec::new(),
+        zone: Vec::new(),
+        flags: &[],
+        refusing: false,
+        name,
+        object,
+        reason,
+        detail,
+        said,
+    };
+    let svc = |n: &str, host: &str| service(n, host, "203.0.113.10");
+    let lb_at =
+        |n: &str, host: &str, lb: &str| svc(n, host).replace("- ip: 203.0.113.10", &format!("- hostname: {lb}"));
+    let lb_name = |n: &str, host: &str| lb_at(n, host, "lb.example.net");
+    let broken = format!("held.example.com,{}.example.com", "x".repeat(64));
+    vec![
+        ReasonCase {
+            before: vec![svc("web", "pub.example.com")],
+            after: vec![svc("web", "pub.example.com")],
+            ..case(
+                "published",
+                "pub.example.com",
+                "service/default/web",
+                Reason::Published,
+                json!({ "provider": "inmemory", "zone": "example.com" }),
+                "published by inmemory in zone example.com",
+            )
+        },
+        ReasonCase {
+            after: vec![svc("web", "new.example.com")],
+            ..case(
+                "pending",
+                "new.example.com",
+                "service/default/web",
+                Reason::Pending,
+                json!({}),
+                "",
+            )
+        },
+        ReasonCase {
+            // Two objects ask for the same CNAME with other targets: a duplicate across objects (addresses
+            // would be merged into one record, as external-dns merges them; a CNAME has one target), the one
+            // the sync does not write for naming the one it does.
+            after: vec![
+                lb_at("dup-a", "dup.example.com", "lb-a.example.net"),
+                lb_at("dup-b", "dup.example.com", "lb-b.example.net"),
+            ],
+            ..case(
+                "duplicate across objects",
+                "dup.example.com",
+                "service/default/dup-b",
+                Reason::Conflict,
+                json!({ "with": { "object": "service/default/dup-a" } }),
+                "held by object service/default/dup-a",
+            )
+        },
+        ReasonCase {
+            after: vec![svc("web", "shop.example.com"), lb_name("alias", "shop.example.com")],
+            ..case(
+                "conflicting with another object",
+                "shop.example.com",
+                "service/default/alias",
+                Reason::Conflict,
+                json!({ "with": { "object": "service/default/web" } }),
+                "held by object service/default/web",
+            )
+        },
+        ReasonCase {
+            after: vec![svc("web", "taken.example.com")],
+            zone: vec![
+                Endpoint::new("taken.example.com", RecordType::A, ["192.0.2.1"]),
+                foreign_txt("taken.example.com", "cluster-b"),
+            ],
+            ..case(
+                "owned by someone else",
+                "taken.example.com",
+                "service/default/web",
+                Reason::Conflict,
+                json!({ "with": { "owner": "cluster-b" } }),
+                "held by owner id \"cluster-b\"",
+            )
+        },
+        ReasonCase {
+            after: vec![svc("web", "skip.example.com")],
+            flags: &["--exclude-domains=skip.example.com"],
+            ..case(
+                "filtered by the domain filter",
+                "skip.example.com",
+                "service/default/web",
+                Reason::Filtered,
+                json!({ "flag": "--domain-filter/--exclude-domains" }),
+                "--domain-filter/--exclude-domains",
+            )
+        },
+        ReasonCase {
+            after: vec![lb_name("web", "alias.example.com")],
+            flags: &["--managed-record-types=A"],
+            ..case(
+                "filtered by the managed record types",
+                "alias.example.com",
+                "service/default/web",
+                Reason::Filtered,
+                json!({ "flag": "--managed-record-types" }),
+                "--managed-record-types",
+            )
+        },
+        ReasonCase {
+            after: vec![lb_name("web", "excluded.example.com")],
+            flags: &["--exclude-record-types=CNAME"],
+            ..case(
+                "filtered by the excluded record types",
+                "excluded.example.com",
+                "service/default/web",
+                Reason::Filtered,
+                json!({ "flag": "--exclude-record-types" }),
+                "--exclude-record-types",
+            )
+        },
+        ReasonCase {
+            after: vec![svc("web", "web.example.net")],
+            ..case(
+                "in none of the provider's zones",
+                "web.example.net",
+                "service/default/web",
+                Reason::Filtered,
+                json!({ "flag": PROVIDER_ZONES }),
+                PROVIDER_ZONES,
+            )
+        },
+        ReasonCase {
+            before: vec![dnsendpoint(
+                "recs",
+                &[("ok.example.com", "192.0.2.1"), ("bad.example.com", "192.0.2.2")],
+            )],
+            after: vec![dnsendpoint(
+                "recs",
+                &[("ok.example.com", "192.0.2.1"), ("bad.example.com", "not-an-address")],
+            )],
+            ..case(
+                "an invalid value",
+                "bad.example.com",
+                "crd/default/recs",
+                Reason::Invalid,
+                json!({}),
+                "spec.endpoints[1]",
+            )
+        },
+        ReasonCase {
+            before: vec![svc("web", "held.example.com")],
+            after: vec![svc("web", &broken)],
+            ..case(
+                "held because its object failed",
+                "held.example.com",
+                "service/default/web",
+                Reason::Held,
+                json!({}),
+                "the object could not be evaluated",
+            )
+        },
+        ReasonCase {
+            after: vec![svc("web", "*.example.com")],
+            refusing: true,
+            ..case(
+                "refused by the provider",
+                "*.example.com",
+                "service/default/web",
+                Reason::Refused,
+                json!({}),
+                "a '*' that is not a whole label",
+            )
+        },
+    ]
+}
+
+/// Every reason the issue names, asked by name and by object, in text and in JSON: the object's entry has
+/// the reason, its detail (the other party of a conflict by name), and the text says both.
+#[tokio::test]
+async fn every_reason_is_explained_for_its_name_and_its_object_in_text_and_json() -> Result<(), Error> {
+    for c in reason_cases() {
+        let dir = tempfile::tempdir()?;
+        let f = settings_over(dir.path(), c.flags)?;
+        let inner = zone(c.zone.clone());
+        let provider: Arc<dyn Provider> = if c.refusing {
+            Arc::new(RefusesInnerWildcards(inner.clone()))
+        } else {
+            inner.clone()
+        };
+        if !c.before.is_empty() {
+            write_manifests(dir.path(), &c.before)?;
+            run_once_with(&f, provider.clone()).await?;
+        }
+        write_manifests(dir.path(), &c.after)?;
+        let object_query = c.object.replace("crd/", "dnsendpoint/");
+        for query in [c.name, object_query.as_str()] {
+            let at = format!("{}: asked as {query}", c.what);
+            let e = explain_with(&f, provider.clone(), query).await?;
+            let text = render_table(&e);
+            let json: serde_json::Value = serde_json::from_str(&extdns::explain::render_json(&e)?)?;
+            let entry = json["names"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|n| n["name"] == c.name)
+                .flat_map(|n| n["askedBy"].as_array().into_iter().flatten())
+                .find(|a| a["object"] == c.object)
+                .ok_or_else(|| format!("{at}: no entry for {}\n{json:#}", c.object))?;
+            assert_eq!(entry["reason"], c.reason.as_str(), "{at}\n{json:#}");
+            for (key, value) in c.detail.as_object().into_iter().flatten() {
+                assert_eq!(&entry[key], value, "{at}: {key}\n{json:#}");
+            }
+            let line = text
+                .lines()
+                .find(|l| l.contains(&format!("{} ", c.object)) && l.contains(&format!("  {}", c.reason.as_str())))
+                .ok_or_else(|| format!("{at}: no line for {}\n{text}", c.object))?;
+            assert!(line.contains(c.said), "{at}: {line:?} says {:?}\n{text}", c.said);
+            let published = matches!(c.reason, Reason::Published | Reason::Pending);
+            assert_eq!(exit_code(&e) == 0, published, "{at}\n{text}");
+            assert_eq!(json["published"], published, "{at}");
+        }
+    }
+    Ok(())
+}

@@ -119,6 +119,30 @@ struct Document<'a> {
     /// The shared names' section (issue 47), built by the binary, which reads them; absent without any.
     #[serde(skip_serializing_if = "Option::is_none")]
     shared: Option<serde_json::Value>,
+    /// Said when the dry run could not work out what the registry would withhold; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    withheld_unknown: Option<WithheldUnknown<'a>>,
+}
+
+/// The registry could not work out which changes it would withhold: its error, and the names concerned (every
+/// change's): those changes may be refused, though the plan shows them.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WithheldUnknown<'a> {
+    error: &'a str,
+    names: Vec<&'a str>,
+}
+
+/// The names of the changes, each once, in apply order.
+fn change_names(report: &SyncReport) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for c in &report.changes {
+        let name = c.endpoint().dns_name.as_str();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
 }
 
 fn held<'a>(report: &'a SyncReport, owner_id: &'a str) -> impl Iterator<Item = Entry<'a>> {
@@ -160,6 +184,10 @@ fn document<'a>(report: &'a SyncReport, owner_id: &'a str, provider: Option<&'a 
         not_owned: report.not_owned.records,
         not_owned_wanted: report.not_owned.wanted,
         shared: None,
+        withheld_unknown: report.withheld_unknown.as_deref().map(|error| WithheldUnknown {
+            error,
+            names: change_names(report),
+        }),
     }
 }
 
@@ -239,6 +267,12 @@ fn summary(report: &SyncReport, owner_id: &str) -> String {
         out.push_str(&format!(
             "held: {} held back by the deletion guard (--deletion-guard-percent)\n",
             plural(report.held_back.len(), "delete")
+        ));
+    }
+    if let Some(error) = &report.withheld_unknown {
+        out.push_str(&format!(
+            "could not work out whether the registry withholds {}: {error}\n",
+            change_names(report).join(", ")
         ));
     }
     let not_owned = report.not_owned;
@@ -351,6 +385,36 @@ mod tests {
             full: true,
             ..SyncReport::default()
         }
+    }
+
+    #[test]
+    fn a_dry_run_that_cannot_tell_what_the_registry_withholds_says_so_for_the_names_concerned() {
+        let r = SyncReport {
+            withheld_unknown: Some("invalid encryption key: too short".into()),
+            ..report(vec![
+                Change::Create(made("a.example.org", "192.0.2.1", "service/ns/a")),
+                Change::Create(Endpoint::new("a.example.org", RecordType::Aaaa, ["2001:db8::1"])),
+                Change::Create(made("b.example.org", "192.0.2.2", "service/ns/b")),
+            ])
+        };
+        let table = render_table(&r, OWNER);
+        assert!(
+            table.contains(
+                "could not work out whether the registry withholds a.example.org, b.example.org: invalid \
+                 encryption key: too short\n"
+            ),
+            "{table}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&render_json(&r, OWNER)).unwrap_or_default();
+        assert_eq!(
+            json["withheldUnknown"],
+            serde_json::json!({"error": "invalid encryption key: too short", "names": ["a.example.org", "b.example.org"]})
+        );
+        // A registry that could tell: nothing said.
+        let json: serde_json::Value =
+            serde_json::from_str(&render_json(&report(Vec::new()), OWNER)).unwrap_or_default();
+        assert_eq!(json.get("withheldUnknown"), None);
+        assert!(!render_table(&report(Vec::new()), OWNER).contains("could not work out"));
     }
 
     #[test]

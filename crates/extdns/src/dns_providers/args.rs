@@ -80,6 +80,7 @@ pub fn command_flags(cli: Cli) -> Flags {
     match cli.command {
         Some(Command::Endpoints(args)) => args.flags,
         Some(Command::Plan(args)) => args.flags,
+        Some(Command::Explain(args)) => args.flags,
         _ => cli.flags,
     }
 }

@@ -7,6 +7,7 @@
 //! shared through a [`ClusterFanout`].
 
 pub mod args;
+pub mod explain;
 pub mod plan;
 pub mod preview;
 

@@ -11,13 +11,13 @@ use extdns_provider_manager::{SecretError, Secrets, list_objects, manifest_objec
 
 use super::args::provider_settings;
 use crate::flags::OutputFormat;
-use crate::settings::ValidationError;
 use crate::settings::fleet::FleetSettings;
+use crate::settings::{Settings, ValidationError};
 use crate::{EXIT_FAILURE, plan};
 
-/// Why one provider is left out of the plan.
+/// Why one provider is left out of the plan (or of the explanation).
 #[derive(Debug, thiserror::Error)]
-enum LeftOut {
+pub(super) enum LeftOut {
     /// Its Secret cannot be read, found or used.
     #[error(transparent)]
     Secret(#[from] SecretError),
@@ -45,14 +45,7 @@ pub async fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let (objects, refused, secrets) = if manifests.is_empty() {
-        let client = crate::run::kube_client(&fleet.kube).await?;
-        let namespace = crate::run::pod_namespace(&client);
-        let (objects, refused) = list_objects(&client).await;
-        (objects, refused, Secrets::Api { client, namespace })
-    } else {
-        manifest_objects(manifests, &fleet.sources.load_options)?
-    };
+    let (objects, refused, secrets) = load(fleet, manifests).await?;
     let mut failed = !refused.is_empty();
     for why in &refused {
         writeln!(err, "provider left out: {why}")?;
@@ -79,14 +72,39 @@ pub async fn run(
     Ok(reports.iter().map(|(_, r, _)| plan::exit_code(r)).max().unwrap_or(0))
 }
 
+/// The provider objects (and their Secrets) from the API server, or from `manifests` when there are any; with
+/// each object refused as it was read, and why.
+pub(super) async fn load(
+    fleet: &FleetSettings,
+    manifests: &[std::path::PathBuf],
+) -> anyhow::Result<(Vec<ProviderObject>, Vec<String>, Secrets)> {
+    Ok(if manifests.is_empty() {
+        let client = crate::run::kube_client(&fleet.kube).await?;
+        let namespace = crate::run::pod_namespace(&client);
+        let (objects, refused) = list_objects(&client).await;
+        (objects, refused, Secrets::Api { client, namespace })
+    } else {
+        manifest_objects(manifests, &fleet.sources.load_options)?
+    })
+}
+
+/// One provider object's settings, as the manager would build its pipeline: its Secret read, its flags applied.
+pub(super) async fn settings_of(
+    fleet: &FleetSettings,
+    secrets: &Secrets,
+    object: &ProviderObject,
+) -> Result<Settings, LeftOut> {
+    let credentials = secrets.credentials(object).await?;
+    Ok(provider_settings(fleet, object, &credentials)?)
+}
+
 /// One provider's dry-run sync and its owner id.
 async fn plan_one(
     fleet: &FleetSettings,
     secrets: &Secrets,
     object: &ProviderObject,
 ) -> Result<(SyncReport, String), LeftOut> {
-    let credentials = secrets.credentials(object).await?;
-    let settings = provider_settings(fleet, object, &credentials)?;
+    let settings = settings_of(fleet, secrets, object).await?;
     let report = plan::plan(&settings).await.map_err(|e| LeftOut::Sync {
         message: crate::error_text(&e),
         source: e.into(),
@@ -106,12 +124,8 @@ mod tests {
             "plan",
             dir.path(),
             &[
+                super::super::tests::INTERNAL_PROVIDER,
                 r#"
-apiVersion: externaldns.k8s.io/v1alpha1
-kind: ClusterDNSProvider
-metadata: { name: internal }
-spec: { type: inmemory, domainFilter: { include: [example.org] }, config: { inmemory-zone: [example.org] } }
----
 apiVersion: externaldns.k8s.io/v1alpha1
 kind: DNSProvider
 metadata: { name: zone, namespace: team-a }

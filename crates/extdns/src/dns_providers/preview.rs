@@ -149,17 +149,6 @@ spec: { type: inmemory, config: { source: ingress } }
 apiVersion: v1
 kind: Service
 metadata:
-  name: shop
-  namespace: team-b
-  annotations:
-    external-dns.alpha.kubernetes.io/hostname: shop.example.org
-    external-dns.kubernetes.io/cluster-provider: internal,public
-spec: { type: LoadBalancer }
-status: { loadBalancer: { ingress: [ { ip: 10.0.0.2 } ] } }
----
-apiVersion: v1
-kind: Service
-metadata:
   name: app
   namespace: team-a
   annotations: { external-dns.alpha.kubernetes.io/hostname: app.team-a.example.com }
@@ -174,7 +163,12 @@ status: { loadBalancer: { ingress: [ { ip: 10.0.0.3 } ] } }
         let line = super::super::tests::manifests_line(
             "endpoints",
             dir.path(),
-            &format!("{OBJECTS}{}", super::super::tests::WEB_SERVICE),
+            &[
+                OBJECTS,
+                super::super::tests::SHOP_SERVICE,
+                super::super::tests::WEB_SERVICE,
+            ]
+            .concat(),
         )?;
         let cli = crate::flags::try_parse_from(&line)?;
         let Some(Command::Endpoints(args)) = cli.command else {

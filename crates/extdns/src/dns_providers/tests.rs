@@ -28,3 +28,28 @@ pub(crate) fn manifests_line(
             .collect(),
     )
 }
+
+/// ClusterDNSProvider `internal`: an in-memory zone example.org.
+pub(crate) const INTERNAL_PROVIDER: &str = r#"
+apiVersion: externaldns.k8s.io/v1alpha1
+kind: ClusterDNSProvider
+metadata: { name: internal }
+spec: { type: inmemory, domainFilter: { include: [example.org] }, config: { inmemory-zone: [example.org] } }
+---
+"#;
+
+/// A LoadBalancer Service of namespace team-b asking for shop.example.org from the ClusterDNSProviders
+/// internal and public (a split horizon).
+pub(crate) const SHOP_SERVICE: &str = r#"
+apiVersion: v1
+kind: Service
+metadata:
+  name: shop
+  namespace: team-b
+  annotations:
+    external-dns.alpha.kubernetes.io/hostname: shop.example.org
+    external-dns.kubernetes.io/cluster-provider: internal,public
+spec: { type: LoadBalancer }
+status: { loadBalancer: { ingress: [ { ip: 10.0.0.2 } ] } }
+---
+"#;

@@ -22,12 +22,12 @@ use std::io::Write;
 
 use extdns_informer::{ObjectKey, ResourceKind};
 
-use crate::dry_run::dry_run;
+use crate::dry_run::dry_run_as;
 use crate::flags::OutputFormat;
 use crate::providers::build_provider;
 use crate::settings::Settings;
-pub use model::{Asker, Dropped, Explanation, NameReport, NextChange, Target, ZoneRecord, explain};
-pub use render::{json as render_json, table as render_table};
+pub use model::{Asker, Dropped, Explanation, NameReport, NextChange, Target, ZoneRecord, explain, will_publish};
+pub use render::{blocks as render_blocks, json as render_json, table as render_table};
 
 /// The exit code when something asked is not published and will not be at the next sync (filtered,
 /// conflicting, invalid, held, refused, no zone, or nothing asks for the name).
@@ -102,15 +102,19 @@ pub async fn explain_with(
     provider: std::sync::Arc<dyn extdns_provider::Provider>,
     query: &str,
 ) -> anyhow::Result<Explanation> {
+    explain_as(settings, provider, query, settings.provider.name()).await
+}
+
+/// [`explain_with`], the provider named `label` (a provider object's, with `--dns-provider-crds`).
+pub async fn explain_as(
+    settings: &Settings,
+    provider: std::sync::Arc<dyn extdns_provider::Provider>,
+    query: &str,
+    label: &str,
+) -> anyhow::Result<Explanation> {
     let target = Target::parse(query)?;
-    let run = dry_run(settings, provider).await?;
-    Ok(explain(
-        query,
-        &target,
-        &run,
-        &settings.controller.plan,
-        settings.provider.name(),
-    ))
+    let run = dry_run_as(settings, provider, label).await?;
+    Ok(explain(query, &target, &run, &settings.controller.plan, label))
 }
 
 /// The command: explain, print in the chosen format, and return the exit code.
@@ -131,6 +135,12 @@ pub async fn run(settings: &Settings, query: &str, output: OutputFormat, out: &m
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    use extdns_controller::Metrics;
+    use extdns_endpoint::{Change, DomainFilter, Endpoint};
+    use extdns_provider::{ChangeFailure, InMemoryProvider, Provider};
+    use extdns_registry::{Registry, RegistryError, Snapshot, Written};
 
     fn object(query: &str) -> Option<String> {
         match Target::parse(query) {
@@ -163,5 +173,99 @@ mod tests {
         assert!(error("service//web").contains("kind/namespace/name"));
         assert!(error("service/a/b/c").contains("kind/namespace/name"));
         assert!(error("  ").contains("not a DNS name"));
+    }
+
+    /// The registry built from the flags, but unable to work out what it would withhold (as the TXT
+    /// registry is when its encryption fails).
+    struct WithheldFails(Arc<dyn Registry>);
+
+    #[async_trait::async_trait]
+    impl Registry for WithheldFails {
+        async fn records(&self) -> Result<Snapshot, RegistryError> {
+            self.0.records().await
+        }
+
+        async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
+            self.0.apply(snapshot, changes).await
+        }
+
+        fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change], written: Written) -> bool {
+            self.0.fold_applied(snapshot, changes, written)
+        }
+
+        async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
+            self.0.adjust_endpoints(endpoints).await
+        }
+
+        fn domain_filter(&self) -> DomainFilter {
+            self.0.domain_filter()
+        }
+
+        fn withheld(&self, _: &Snapshot, _: &[Change]) -> Result<Vec<ChangeFailure>, RegistryError> {
+            Err(RegistryError::EncryptionWithoutKey)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_dry_run_that_cannot_tell_what_the_registry_withholds_says_so_for_the_names_concerned()
+    -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let manifests = dir.path().join("web.yaml");
+        std::fs::write(
+            &manifests,
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\n  annotations:\n    \
+             external-dns.kubernetes.io/hostname: web.example.com\nspec:\n  type: LoadBalancer\nstatus:\n  \
+             loadBalancer:\n    ingress:\n      - ip: 192.0.2.1\n",
+        )?;
+        let manifests = format!("--manifests={}", manifests.display());
+        let cli = crate::flags::try_parse_from([
+            "extdns",
+            "--source=service",
+            "--provider=inmemory",
+            "--txt-owner-id=explain",
+            manifests.as_str(),
+        ])?;
+        let settings = crate::settings::controller(&cli.flags)?;
+        let provider: Arc<dyn Provider> =
+            Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], Vec::new()));
+        let metrics = Arc::new(Metrics::new("test", "test"));
+        let registry = extdns_wiring::registry_for(&settings, provider, &metrics).await?;
+        let registry: Arc<dyn Registry> = Arc::new(WithheldFails(registry));
+        let run = crate::dry_run::dry_run_on(&settings, registry, None, "inmemory", metrics).await?;
+        let error = RegistryError::EncryptionWithoutKey.to_string();
+        assert_eq!(run.report.withheld_unknown.as_deref(), Some(error.as_str()));
+
+        // explain, by name and by object, in text and JSON.
+        let said = format!("could not work out whether the registry withholds the changes at web.example.com: {error}");
+        for query in ["web.example.com", "service/default/web"] {
+            let target = Target::parse(query)?;
+            let e = explain(query, &target, &run, &settings.controller.plan, "inmemory");
+            assert_eq!(e.names[0].withheld_unknown.as_deref(), Some(said.as_str()), "{query}");
+            assert!(
+                render_table(&e).contains(&format!("  registry:  {said}\n")),
+                "{}",
+                render_table(&e)
+            );
+            let json: serde_json::Value = serde_json::from_str(&render_json(&e)?)?;
+            assert_eq!(json["names"][0]["withheldUnknown"], said.as_str());
+        }
+        // A name with nothing to send: nothing to say.
+        let e = explain(
+            "other.example.com",
+            &Target::parse("other.example.com")?,
+            &run,
+            &settings.controller.plan,
+            "inmemory",
+        );
+        assert_eq!(e.names[0].withheld_unknown, None);
+        // plan, which prints the same sync's report.
+        let table = crate::plan::render_table(&run.report, "explain");
+        assert!(
+            table.contains(&format!(
+                "could not work out whether the registry withholds web.example.com: {error}"
+            )),
+            "{table}"
+        );
+        Ok(())
     }
 }

@@ -69,6 +69,10 @@ pub struct NameReport {
     pub asked_by: Vec<Asker>,
     /// What the next sync would do at the name.
     pub next_sync: Vec<NextChange>,
+    /// Said when the dry run could not work out whether the registry would withhold (refuse before sending)
+    /// the next sync's changes at the name, with the registry's error: they show as pending, and may not be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withheld_unknown: Option<String>,
     /// Whether every object asking for the name has it published or will have at the next sync (false
     /// when none asks).
     pub published: bool,
@@ -199,7 +203,7 @@ fn all_published(own: &ObjectNames) -> bool {
 }
 
 /// Published, or pending: the dry run found nothing in its way, so the next sync writes it.
-fn will_publish(state: &NameState) -> bool {
+pub fn will_publish(state: &NameState) -> bool {
     matches!(state.reason(), Reason::Published | Reason::Pending)
 }
 
@@ -226,7 +230,7 @@ fn name_report(name: &str, run: &DryRun, plan: &PlanConfig) -> NameReport {
         }
     }
     let report = &run.report;
-    let next_sync = report
+    let next_sync: Vec<NextChange> = report
         .changes
         .iter()
         .map(|c| (c, None))
@@ -235,6 +239,11 @@ fn name_report(name: &str, run: &DryRun, plan: &PlanConfig) -> NameReport {
         .filter(|(c, _)| at(c.endpoint()))
         .map(|(c, held)| next_change(c, held))
         .collect();
+    // Every change the sync would send is concerned: the registry could say nothing of any of them.
+    let withheld_unknown = match &report.withheld_unknown {
+        Some(error) if next_sync.iter().any(|c| c.held.is_none()) => Some(withheld_unknown(&key, error)),
+        _ => None,
+    };
     let published = !asked_by.is_empty() && asked_by.iter().all(|a| will_publish(&a.state));
     NameReport {
         name: key.clone(),
@@ -244,8 +253,14 @@ fn name_report(name: &str, run: &DryRun, plan: &PlanConfig) -> NameReport {
         records,
         asked_by,
         next_sync,
+        withheld_unknown,
         published,
     }
+}
+
+/// What a dry run says of the changes at `name` when the registry could not work out what it would withhold.
+pub fn withheld_unknown(name: &str, error: &str) -> String {
+    format!("could not work out whether the registry withholds the changes at {name}: {error}")
 }
 
 fn zone_record(e: &Endpoint) -> ZoneRecord {

@@ -12,6 +12,18 @@ pub fn json(e: &Explanation) -> Result<String, serde_json::Error> {
 
 /// The text output.
 pub fn table(e: &Explanation) -> String {
+    let mut out = blocks(e);
+    out.push_str(if e.published {
+        "result: published, or will be at the next sync\n"
+    } else {
+        "result: NOT published (see above)\n"
+    });
+    out
+}
+
+/// The text output without its result line: the object, a block per name, what was dropped, the note (one
+/// provider's part of `--dns-provider-crds`'s answer).
+pub fn blocks(e: &Explanation) -> String {
     let mut out = String::new();
     if let Some(object) = &e.object {
         let _ = writeln!(out, "{object}");
@@ -28,11 +40,6 @@ pub fn table(e: &Explanation) -> String {
     if let Some(note) = &e.note {
         let _ = writeln!(out, "note: {note}");
     }
-    out.push_str(if e.published {
-        "result: published, or will be at the next sync\n"
-    } else {
-        "result: NOT published (see above)\n"
-    });
     out
 }
 
@@ -66,6 +73,9 @@ fn name_block(out: &mut String, n: &NameReport, provider: &str) {
     lines(out, "asked by:", &asked, "no object");
     let next: Vec<String> = n.next_sync.iter().map(change).collect();
     lines(out, "next sync:", &next, "nothing to change");
+    if let Some(unknown) = &n.withheld_unknown {
+        let _ = writeln!(out, "  {:<10} {unknown}", "registry:");
+    }
 }
 
 /// `label` and the first item on one line, the others under it; `empty` when there is none.
