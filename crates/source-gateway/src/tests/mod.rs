@@ -8,6 +8,7 @@ use extdns_informer::view::{
 };
 use extdns_source::pipeline::testing::lines;
 use extdns_source::{Annotations, Selector, SelectorError, SourceConfig, SourceExt, SourceOutput};
+use extdns_test_support::cli::assert_mentions;
 use extdns_test_support::logs::warnings;
 
 use super::*;

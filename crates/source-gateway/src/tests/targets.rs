@@ -95,15 +95,17 @@ fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
     ));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(lines(&eps), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
-    assert!(
-        logs.contains("Gateway infra/gw") && logs.contains("status.addresses[1].value"),
-        "{logs}"
-    );
-    assert!(logs.contains("status.addresses[2].value"), "{logs}");
-    assert!(logs.contains("not an address") && logs.contains("1.2.3.4:80"), "{logs}");
-    assert!(
-        logs.contains("Gateway infra/annotated") && logs.contains("target annotation"),
-        "{logs}"
+    assert_mentions(
+        &logs,
+        &[
+            "Gateway infra/gw",
+            "status.addresses[1].value",
+            "status.addresses[2].value",
+            "not an address",
+            "1.2.3.4:80",
+            "Gateway infra/annotated",
+            "target annotation",
+        ],
     );
 }
 
@@ -156,7 +158,7 @@ fn invalid_ttl_annotation_leaves_ttl_unset() {
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].record_ttl, Ttl(0));
-    assert!(logs.contains("HTTPRoute apps/web"), "{logs}");
+    assert_mentions(&logs, &["HTTPRoute apps/web"]);
 }
 
 #[test]
