@@ -249,6 +249,11 @@ fn run(cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {
     run_kind(RouteKind::Http, cfg, c)
 }
 
+/// The default source's endpoints in `c` and the warnings it logged on the way.
+fn run_warned(c: &ClusterStore) -> (Vec<Endpoint>, String) {
+    warnings(|| run(config(), c))
+}
+
 /// The default source's endpoints for `routes` in the usual world.
 fn published(routes: impl IntoIterator<Item = Route>) -> Vec<Endpoint> {
     let mut c = world();

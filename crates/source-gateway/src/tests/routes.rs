@@ -282,7 +282,7 @@ fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_na
 fn gateway_hostname_source_unknown_value_warns_and_uses_every_source() {
     let mut c = world();
     c.add(sourced(&["spec.example.com"], "ann.example.com", "both-please"));
-    let (eps, logs) = warnings(|| run(config(), &c));
+    let (eps, logs) = run_warned(&c);
     assert_eq!(names(&eps), vec!["ann.example.com", "spec.example.com"]);
     assert_mentions(&logs, &["HTTPRoute apps/web", "both-please"]);
 }
@@ -296,7 +296,7 @@ fn invalid_route_hostname_is_skipped_with_a_warning_and_the_rest_published() {
         &["bad_name.example.com", "good.example.com", "10.0.0.1"],
         "-bad.example.com,ann.example.com",
     ));
-    let (eps, logs) = warnings(|| run(config(), &c));
+    let (eps, logs) = run_warned(&c);
     assert_eq!(names(&eps), vec!["ann.example.com", "good.example.com"]);
     assert_mentions(
         &logs,

@@ -93,7 +93,7 @@ fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
         &["web.example.com"],
         &[gw_ref("infra", "gw"), gw_ref("infra", "annotated")],
     ));
-    let (eps, logs) = warnings(|| run(config(), &c));
+    let (eps, logs) = run_warned(&c);
     assert_eq!(lines(&eps), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
     assert_mentions(
         &logs,
@@ -155,7 +155,7 @@ fn ttl_set_identifier_and_provider_specific_come_from_the_route() {
 fn invalid_ttl_annotation_leaves_ttl_unset() {
     let mut c = world();
     c.add(attached("apps", "web", &["web.example.com"]).with_annotation(GA, "ttl", "forever"));
-    let (eps, logs) = warnings(|| run(config(), &c));
+    let (eps, logs) = run_warned(&c);
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].record_ttl, Ttl(0));
     assert_mentions(&logs, &["HTTPRoute apps/web"]);
