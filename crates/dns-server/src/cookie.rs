@@ -239,7 +239,7 @@ impl Cookies {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use hickory_proto::op::{Edns, MessageType, OpCode, Query};
     use hickory_proto::rr::{Name, RecordType};
 
@@ -256,11 +256,13 @@ mod tests {
         Cookies::new("e5e973e5a6b2a43f48e7dc849e37bfcf".parse().expect("test secret"))
     }
 
-    fn request(option: Option<Vec<u8>>) -> Message {
+    /// A query for `web.example.org. A` with an OPT record, carrying `option` as its COOKIE option when
+    /// given: what the cookie and guard tests send.
+    pub(crate) fn request(option: Option<Vec<u8>>) -> Message {
         let mut m = Message::new(7, MessageType::Query, OpCode::Query);
         m.add_query(Query::query(
-            Name::from_ascii("example.org.").expect("name"),
-            RecordType::SOA,
+            Name::from_ascii("web.example.org.").expect("name"),
+            RecordType::A,
         ));
         let mut edns = Edns::new();
         if let Some(data) = option {

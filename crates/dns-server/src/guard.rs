@@ -241,22 +241,9 @@ mod tests {
     use hickory_proto::rr::{Name, RData, Record, RecordType};
 
     use super::*;
+    use crate::cookie::tests::request;
 
     const SECRET: [u8; 16] = [9; 16];
-
-    fn request(cookie: Option<Vec<u8>>) -> Message {
-        let mut m = Message::new(7, MessageType::Query, OpCode::Query);
-        m.add_query(Query::query(
-            Name::from_ascii("web.example.org.").expect("name"),
-            RecordType::A,
-        ));
-        let mut edns = Edns::new();
-        if let Some(data) = cookie {
-            edns.options_mut().insert(EdnsOption::Unknown(10, data));
-        }
-        m.set_edns(edns);
-        m
-    }
 
     /// A positive answer to `request`, with an OPT record as the answer side makes it.
     fn answer(request: &Message) -> Message {

@@ -11,7 +11,7 @@ use common::{Served, every_answer_shape, forged_a, name, zone_config};
 use extdns_dns_server::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
 use extdns_dns_server::{Limits, ServerConfig};
 use extdns_test_support::require;
-use extdns_test_support::validator::Validator;
+use extdns_test_support::validator::{Validator, secure};
 
 /// The server with example.org. signed by a new key of `algorithm`, and the records of every answer
 /// shape, and BIND validating it from the key's DS.
@@ -31,18 +31,6 @@ fn signed(algorithm: KeyAlgorithm) -> (Served, Validator) {
     served.apply(&every_answer_shape());
     let validator = Validator::start("example.org", &ds, served.port());
     (served, validator)
-}
-
-/// Asserts the resolver validated `name TYPE` with `status`; returns the answers.
-fn secure(validator: &Validator, name: &str, rtype: &str, status: &str) -> Vec<String> {
-    let v = validator.ask(name, rtype);
-    assert_eq!(v.status, status, "{name} {rtype}: {v:?}\n{}", validator.log());
-    assert!(
-        v.authenticated,
-        "{name} {rtype} not validated: {v:?}\n{}",
-        validator.log()
-    );
-    v.answers
 }
 
 #[test]

@@ -14,6 +14,7 @@ use extdns_dns_server::{ServerConfig, ZoneConfig};
 use extdns_endpoint::{Change, RecordType};
 use extdns_test_support::require;
 use extdns_test_support::unbound::{Stub, Unbound};
+use extdns_test_support::validator::secure;
 
 /// The parent (example.org., signed by a new key of `algorithm`, with the records of every answer shape
 /// and a delegation to sub.example.org.), the unsigned child, and Unbound validating both.
@@ -73,18 +74,6 @@ fn signed(algorithm: KeyAlgorithm) -> Signed {
         child,
         unbound,
     }
-}
-
-/// Asserts Unbound validated `name TYPE` with `status`; returns the answers.
-fn secure(unbound: &Unbound, name: &str, rtype: &str, status: &str) -> Vec<String> {
-    let v = unbound.ask(name, rtype);
-    assert_eq!(v.status, status, "{name} {rtype}: {v:?}\n{}", unbound.log());
-    assert!(
-        v.authenticated,
-        "{name} {rtype} not validated: {v:?}\n{}",
-        unbound.log()
-    );
-    v.answers
 }
 
 /// The names and types of every answer shape [`signed`]'s parent serves.

@@ -20,7 +20,7 @@
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,7 @@ use extdns_test_support::azure_fake::{self, AZURE_HOSTS, FakeAzure, Service};
 use extdns_test_support::cloudflare_fake::{self, FakeCloudflare};
 use extdns_test_support::fake::{Faults, Locked, Op, RateLimit, RequestLog};
 use extdns_test_support::google_fake::{self, FakeGoogle, GOOGLE_HOSTS, PROJECT};
+use extdns_test_support::proc::OwnedChild;
 use extdns_test_support::route53_fake;
 
 use crate::cloud_env::{self, Cloud, OWNER, Sources, ZONE, address, controller, proxy_to};
@@ -332,7 +333,8 @@ struct Side {
     who: &'static str,
     fake: Box<dyn Fake>,
     limits: Vec<RateLimit>,
-    child: Option<Child>,
+    /// The controller while it runs; killed when stopped or dropped.
+    child: Option<OwnedChild>,
     log: PathBuf,
     figures: Figures,
 }
@@ -363,17 +365,9 @@ impl Side {
         any
     }
 
+    /// Kills and reaps the controller: its figures are counted up to here.
     fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Side {
-    fn drop(&mut self) {
-        self.stop();
+        self.child = None;
     }
 }
 
@@ -443,7 +437,7 @@ fn run_cloud(cloud: Cloud, extdns: &Path, external_dns: &Path, logs: &Path, opts
             who,
             fake,
             limits,
-            child: Some(child),
+            child: Some(OwnedChild(child)),
             log,
             figures: Figures::default(),
         });

@@ -5,10 +5,11 @@
 //! 100 ms throughout.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use extdns_test_support::control_plane::{Binaries, ControlPlane};
+use extdns_test_support::proc::OwnedChild;
 use extdns_test_support::unbound::{Stub, Unbound};
 use extdns_test_support::{free_port, require};
 
@@ -33,7 +34,8 @@ fn extdns() -> Command {
 
 /// A replica, its output in a file; killed by its PID when dropped.
 struct Replica {
-    child: Child,
+    /// Held to be killed when dropped.
+    _child: OwnedChild,
     log: PathBuf,
 }
 
@@ -52,7 +54,10 @@ impl Replica {
             .stdin(Stdio::null())
             .spawn()
             .expect("extdns starts");
-        Replica { child, log }
+        Replica {
+            _child: OwnedChild(child),
+            log,
+        }
     }
 
     /// The DS the replica logged at start (60 s at most).
@@ -79,13 +84,6 @@ impl Replica {
 
     fn logged(&self, message: &str) -> bool {
         std::fs::read_to_string(&self.log).is_ok_and(|t| t.contains(message))
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,7 @@ use extdns_informer::{LiveCluster, LiveOptions, ResourceKind};
 use extdns_provider::InMemoryProvider;
 use extdns_test_support::cli::assert_mentions;
 use extdns_test_support::http_get;
+use extdns_test_support::proc::OwnedChild;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::discovery::v1 as discovery;
 use kube::runtime::watcher::Event;
@@ -135,18 +136,6 @@ fn extdns(args: &[&str]) -> Command {
     cmd
 }
 
-/// Kills the child if the test fails before it stopped it.
-struct Guard(Option<Child>);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some(child) = self.0.as_mut() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
 /// Polls `path` until the response contains `needle`, for at most `timeout`.
 fn wait_for(port: u16, path: &str, needle: &str, timeout: Duration) -> Result<String, Error> {
     let deadline = Instant::now() + timeout;
@@ -181,7 +170,8 @@ fn running_binary_serves_health_and_metrics_and_stops_cleanly_on_sigterm() -> Re
     .stdout(Stdio::null())
     .stderr(Stdio::piped())
     .spawn()?;
-    let mut guard = Guard(Some(child));
+    // Killed if the test fails before it stopped it.
+    let mut child = OwnedChild(child);
 
     let health = wait_for(port, "/healthz", "200 OK", Duration::from_secs(30))?;
     assert!(health.ends_with("\r\n\r\nOK"), "{health}");
@@ -202,7 +192,6 @@ fn running_binary_serves_health_and_metrics_and_stops_cleanly_on_sigterm() -> Re
         ],
     );
 
-    let mut child = guard.0.take().ok_or("child")?;
     let pid = child.id().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status()?;
     assert!(killed.success());
@@ -212,7 +201,6 @@ fn running_binary_serves_health_and_metrics_and_stops_cleanly_on_sigterm() -> Re
             break status;
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
             return Err("extdns did not stop within 20 s of SIGTERM".into());
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -7,6 +7,7 @@
 
 use std::process::Output;
 
+use extdns_test_support::proc::OwnedChild;
 use extdns_test_support::{env_program, free_port, require};
 use extdns_webhook_conformance::{CHECKS, Kind, kind_of};
 
@@ -139,16 +140,6 @@ fn an_unreachable_server_exits_1_naming_the_check() -> Result<(), Error> {
     Ok(())
 }
 
-/// Kills the server when the test ends, however it ends.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn extdns_webhook_server_passes_every_check() -> Result<(), Error> {
     let (port, metrics) = (free_port(), free_port());
@@ -164,7 +155,8 @@ fn extdns_webhook_server_passes_every_check() -> Result<(), Error> {
         .arg(format!("--metrics-address=127.0.0.1:{metrics}"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let _server = KillOnDrop(server.spawn()?);
+    // Killed when the test ends, however it ends.
+    let _server = OwnedChild(server.spawn()?);
     // The kit retries negotiation while the server starts.
     let out = extdns(&["--url", &format!("http://127.0.0.1:{port}")])?;
     assert_all_pass(&out, "");

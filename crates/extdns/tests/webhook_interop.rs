@@ -17,7 +17,7 @@
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -25,6 +25,7 @@ use extdns_test_support::cli::{self, ok, tempdir};
 use extdns_test_support::connector::{self, GobEndpoint};
 use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
 use extdns_test_support::manifests::{self, web};
+use extdns_test_support::proc::OwnedChild;
 use extdns_test_support::{dig, free_port, require};
 
 const OWNER: &str = "interop";
@@ -50,7 +51,7 @@ fn rfc2136_flags(server: &DnsServer) -> Vec<String> {
 
 /// A long-running server process, killed when dropped; its output goes to a log file read on failure.
 struct Server {
-    child: Child,
+    child: OwnedChild,
     log: PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -69,7 +70,11 @@ impl Server {
             cmd.stderr(Stdio::from(err));
         }
         match cmd.spawn() {
-            Ok(child) => Server { child, log, _dir: dir },
+            Ok(child) => Server {
+                child: OwnedChild(child),
+                log,
+                _dir: dir,
+            },
             Err(e) => panic!("cannot start {cmd:?}: {e}"),
         }
     }
@@ -95,13 +100,6 @@ impl Server {
             std::thread::sleep(Duration::from_millis(100));
         }
         panic!("the webhook server on {addr} never negotiated:\n{}", self.log());
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

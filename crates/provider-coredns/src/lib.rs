@@ -344,11 +344,7 @@ mod tests {
     /// refused naming its type, not written as something else.
     #[test]
     fn tlsa_svcb_and_https_are_refused_by_name() {
-        for (rt, target) in [
-            (RecordType::Tlsa, "3 1 0 abcd"),
-            (RecordType::Svcb, "1 . alpn=h2"),
-            (RecordType::Https, "1 . alpn=h2"),
-        ] {
+        for (rt, target) in extdns_test_support::rdata::structured_samples() {
             let ep = Endpoint::new("_443._tcp.web.example.org", rt.clone(), [target]);
             let why = refusal(&ep).unwrap_or_default();
             assert!(why.contains(&format!("no {rt} records")), "{rt}: {why}");

@@ -412,11 +412,7 @@ mod tests {
     /// Pi-hole's lists hold addresses and CNAMEs: TLSA, SVCB and HTTPS are refused naming the type.
     #[test]
     fn tlsa_svcb_and_https_are_refused_by_name() {
-        for (rt, target) in [
-            (RecordType::Tlsa, "3 1 0 abcd"),
-            (RecordType::Svcb, "1 . alpn=h2"),
-            (RecordType::Https, "1 . alpn=h2"),
-        ] {
+        for (rt, target) in extdns_test_support::rdata::structured_samples() {
             let ep = Endpoint::new("web.example.org", rt.clone(), [target]);
             let why = check(&ep).err().map(|e| e.to_string()).unwrap_or_default();
             assert!(why.contains(&format!("not {rt} ")), "{rt}: {why}");

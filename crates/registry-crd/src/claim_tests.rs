@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use extdns_endpoint::{Change, Endpoint, RecordType};
 use extdns_provider::{InMemoryProvider, ProviderError};
 use extdns_registry::Registry;
-use http_body_util::BodyExt;
+use extdns_test_support::kube_api;
 use serde_json::{Value, json};
 
 use crate::{CrdRegistry, CrdRegistryConfig, object};
@@ -16,39 +16,24 @@ use crate::{CrdRegistry, CrdRegistryConfig, object};
 fn api_holding(theirs: Value) -> (kube::Client, Arc<Mutex<Vec<String>>>) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let seen = log.clone();
-    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
-        let (seen, theirs) = (seen.clone(), theirs.clone());
-        async move {
-            let (method, path) = (request.method().to_string(), request.uri().path().to_string());
-            request.into_body().collect().await?;
-            let (code, body) = match method.as_str() {
-                "GET" if path.ends_with("/dnsrecords") => (
-                    200,
-                    json!({ "kind": "DNSRecordList",
-                    "apiVersion": "externaldns.k8s.io/v1alpha1", "metadata": {}, "items": [] }),
-                ),
-                "GET" => (200, theirs),
-                "POST" => (
-                    409,
-                    json!({ "kind": "Status", "apiVersion": "v1", "status": "Failure",
-                    "reason": "AlreadyExists", "message": "exists", "code": 409 }),
-                ),
-                _ => (
-                    500,
-                    json!({ "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 500 }),
-                ),
-            };
-            seen.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(format!("{method} {path}"));
-            let response = http::Response::builder()
-                .status(code)
-                .header("content-type", "application/json")
-                .body(kube::client::Body::from(serde_json::to_vec(&body)?))?;
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(response)
-        }
+    let client = kube_api::client("dns", move |request| {
+        let (method, path) = (request.method, request.path);
+        let answer = match method.as_str() {
+            "GET" if path.ends_with("/dnsrecords") => (
+                200,
+                json!({ "kind": "DNSRecordList",
+                "apiVersion": "externaldns.k8s.io/v1alpha1", "metadata": {}, "items": [] }),
+            ),
+            "GET" => (200, theirs.clone()),
+            "POST" => (409, kube_api::status(409, "AlreadyExists")),
+            _ => (500, kube_api::status(500, "InternalError")),
+        };
+        seen.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(format!("{method} {path}"));
+        answer
     });
-    (kube::Client::new(service, "dns"), log)
+    (client, log)
 }
 
 /// external-dns #6617: a record created without ownership beside another owner's. Here the create is

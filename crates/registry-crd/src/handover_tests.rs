@@ -17,17 +17,13 @@ use extdns_endpoint::{DomainFilter, Endpoint, RecordType, label};
 use extdns_plan::{PlanConfig, calculate};
 use extdns_provider::InMemoryProvider;
 use extdns_registry::Registry;
-use http_body_util::BodyExt;
+use extdns_test_support::kube_api::{self, status};
 use serde_json::{Value, json};
 
 use crate::{CrdRegistry, CrdRegistryConfig, CrdRegistryError, object};
 
 type Res = Result<(), Box<dyn std::error::Error>>;
 type Objects = Arc<Mutex<BTreeMap<String, Value>>>;
-
-fn status(code: u16, reason: &str) -> Value {
-    json!({ "kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code })
-}
 
 /// The label selector's owner in a LIST's query (`labelSelector=externaldns.k8s.io%2Fowner%3D<id>`).
 fn selected_owner(query: &str) -> Option<String> {
@@ -43,75 +39,63 @@ fn selected_owner(query: &str) -> Option<String> {
 /// An API server holding DNSRecords in `objects`: LIST by owner label, GET, POST, PUT (and PUT status,
 /// which keeps the stored spec), DELETE.
 fn api(objects: Objects) -> kube::Client {
-    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
-        let objects = objects.clone();
-        async move {
-            let method = request.method().to_string();
-            let path = request.uri().path().to_string();
-            let query = request.uri().query().unwrap_or_default().to_string();
-            let body = request.into_body().collect().await?.to_bytes();
-            let mut store = objects.lock().unwrap_or_else(PoisonError::into_inner);
-            let tail: Vec<&str> = path.rsplit('/').take(2).collect();
-            let (code, answer) = match (method.as_str(), tail.as_slice()) {
-                ("GET", ["dnsrecords", ..]) => {
-                    let owner = selected_owner(&query);
-                    let items: Vec<Value> = store
-                        .values()
-                        .filter(|o| {
-                            owner
-                                .as_deref()
-                                .is_none_or(|w| o["metadata"]["labels"][object::OWNER_LABEL].as_str() == Some(w))
-                        })
-                        .cloned()
-                        .collect();
-                    (
-                        200,
-                        json!({ "kind": "DNSRecordList", "apiVersion": "externaldns.k8s.io/v1alpha1",
-                                "metadata": {}, "items": items }),
-                    )
-                }
-                ("POST", ["dnsrecords", ..]) => {
-                    let new: Value = serde_json::from_slice(&body)?;
-                    let name = new["metadata"]["name"].as_str().unwrap_or_default().to_string();
-                    match store.entry(name) {
-                        std::collections::btree_map::Entry::Occupied(_) => (409, status(409, "AlreadyExists")),
-                        std::collections::btree_map::Entry::Vacant(slot) => {
-                            slot.insert(new.clone());
-                            (201, new)
-                        }
+    kube_api::client("dns", move |request| {
+        let mut store = objects.lock().unwrap_or_else(PoisonError::into_inner);
+        let tail: Vec<&str> = request.path.rsplit('/').take(2).collect();
+        let bad_request = || (400, status(400, "BadRequest"));
+        match (request.method.as_str(), tail.as_slice()) {
+            ("GET", ["dnsrecords", ..]) => {
+                let owner = selected_owner(&request.query);
+                let items: Vec<Value> = store
+                    .values()
+                    .filter(|o| {
+                        owner
+                            .as_deref()
+                            .is_none_or(|w| o["metadata"]["labels"][object::OWNER_LABEL].as_str() == Some(w))
+                    })
+                    .cloned()
+                    .collect();
+                (
+                    200,
+                    json!({ "kind": "DNSRecordList", "apiVersion": "externaldns.k8s.io/v1alpha1",
+                            "metadata": {}, "items": items }),
+                )
+            }
+            ("POST", ["dnsrecords", ..]) => {
+                let Ok(new) = request.json() else { return bad_request() };
+                let name = new["metadata"]["name"].as_str().unwrap_or_default().to_string();
+                match store.entry(name) {
+                    std::collections::btree_map::Entry::Occupied(_) => (409, status(409, "AlreadyExists")),
+                    std::collections::btree_map::Entry::Vacant(slot) => {
+                        slot.insert(new.clone());
+                        (201, new)
                     }
                 }
-                ("PUT", ["status", name, ..]) => match store.get_mut(*name) {
-                    Some(stored) => {
-                        let new: Value = serde_json::from_slice(&body)?;
-                        stored["status"] = new["status"].clone();
-                        (200, stored.clone())
-                    }
-                    None => (404, status(404, "NotFound")),
-                },
-                ("PUT", [name, "dnsrecords"]) => {
-                    let new: Value = serde_json::from_slice(&body)?;
-                    store.insert(name.to_string(), new.clone());
-                    (200, new)
+            }
+            ("PUT", ["status", name, ..]) => match (store.get_mut(*name), request.json()) {
+                (Some(stored), Ok(new)) => {
+                    stored["status"] = new["status"].clone();
+                    (200, stored.clone())
                 }
-                ("GET", [name, "dnsrecords"]) => match store.get(*name) {
-                    Some(o) => (200, o.clone()),
-                    None => (404, status(404, "NotFound")),
-                },
-                ("DELETE", [name, "dnsrecords"]) => match store.remove(*name) {
-                    Some(_) => (200, status(200, "Deleted")),
-                    None => (404, status(404, "NotFound")),
-                },
-                _ => (500, status(500, "Unexpected")),
-            };
-            let response = http::Response::builder()
-                .status(code)
-                .header("content-type", "application/json")
-                .body(kube::client::Body::from(serde_json::to_vec(&answer)?))?;
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(response)
+                (None, _) => (404, status(404, "NotFound")),
+                (_, Err(_)) => bad_request(),
+            },
+            ("PUT", [name, "dnsrecords"]) => {
+                let Ok(new) = request.json() else { return bad_request() };
+                store.insert(name.to_string(), new.clone());
+                (200, new)
+            }
+            ("GET", [name, "dnsrecords"]) => match store.get(*name) {
+                Some(o) => (200, o.clone()),
+                None => (404, status(404, "NotFound")),
+            },
+            ("DELETE", [name, "dnsrecords"]) => match store.remove(*name) {
+                Some(_) => (200, status(200, "Deleted")),
+                None => (404, status(404, "NotFound")),
+            },
+            _ => (500, status(500, "Unexpected")),
         }
-    });
-    kube::Client::new(service, "dns")
+    })
 }
 
 /// One sync of `registry` as the controller runs it, its plan configured by `plan`; returns the changes.

@@ -63,12 +63,7 @@ pub const SOURCE_NAME: &str = "ambassador-host";
 const KIND: ResourceKind = ResourceKind::AmbassadorHost;
 
 /// How the source reads Hosts from the store.
-const HOSTS: OwnKind<AmbassadorHost> = OwnKind {
-    kind: KIND,
-    all: ClusterStore::all,
-    one: ClusterStore::get,
-    meta: |h| &h.meta,
-};
+const HOSTS: OwnKind<AmbassadorHost> = extdns_source::own_kind!(KIND);
 
 /// The ambassador-host source. Its configuration is only what every source shares: external-dns has no
 /// flag of its own for it.

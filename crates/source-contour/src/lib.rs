@@ -42,12 +42,7 @@ use extdns_source::{Evaluation, Objects, SourceConfig};
 pub const SOURCE_NAME: &str = "contour-httpproxy";
 
 /// How the source reads HTTPProxies from the store.
-const PROXIES: OwnKind<HttpProxy> = OwnKind {
-    kind: ResourceKind::HttpProxy,
-    all: ClusterStore::all,
-    one: ClusterStore::get,
-    meta: |p| &p.meta,
-};
+const PROXIES: OwnKind<HttpProxy> = extdns_source::own_kind!(ResourceKind::HttpProxy);
 
 /// The contour-httpproxy source. Its configuration is only what every source shares: external-dns has no
 /// flag of its own for it.

@@ -98,12 +98,7 @@ impl F5Source {
     /// How the source reads its kind: an object reads nothing but itself (the pattern of
     /// [`extdns_source::own_hosts`]).
     fn servers(&self) -> OwnKind<F5Server> {
-        OwnKind {
-            kind: self.kind.resource_kind(),
-            all: ClusterStore::all,
-            one: ClusterStore::get,
-            meta: |s| &s.meta,
-        }
+        extdns_source::own_kind!(self.kind.resource_kind())
     }
 
     /// The endpoints of one admitted object: nothing until the BIG-IP gave it an address.

@@ -48,12 +48,7 @@ use extdns_source::{Evaluation, ObjectEndpoints, Objects, SourceConfig, Template
 pub const SOURCE_NAME: &str = "ingress";
 
 /// How the source reads Ingresses from the store.
-const INGRESSES: OwnKind<Ingress> = OwnKind {
-    kind: ResourceKind::Ingress,
-    all: ClusterStore::all,
-    one: ClusterStore::get,
-    meta: |i| &i.meta,
-};
+const INGRESSES: OwnKind<Ingress> = extdns_source::own_kind!(ResourceKind::Ingress);
 
 /// The legacy annotation naming an Ingress's class, read when `spec.ingressClassName` is unset.
 pub const INGRESS_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";

@@ -87,11 +87,6 @@ struct Own {
 
 type Flags = extdns_source::pipeline::testing::Flags<Own>;
 
-/// The default flags but for the ingress source's own.
-fn own(own: Own) -> Flags {
-    Flags { source: own, ..none() }
-}
-
 fn source(f: &Flags) -> IngressSource {
     IngressSource::new(IngressSourceConfig::new(
         f.config(),
@@ -176,7 +171,7 @@ fn endpoints_from_ingress() {
     case("no targets", none(), &one(Fake::new("a").hosts(&[""])), &[]);
     case(
         "ignore rules with one rule.host one lb.hostname",
-        own(Own {
+        Flags::own(Own {
             ignore_rules: true,
             ..Own::default()
         }),
@@ -277,7 +272,7 @@ fn ingress_endpoints() {
     );
     case(
         "ignore rules",
-        own(Own {
+        Flags::own(Own {
             ignore_rules: true,
             ..Own::default()
         }),
@@ -581,7 +576,7 @@ fn ingress_endpoints() {
     );
     case(
         "ignore tls section",
-        own(Own {
+        Flags::own(Own {
             ignore_tls: true,
             ..Own::default()
         }),
@@ -596,7 +591,7 @@ fn ingress_endpoints() {
     );
     case(
         "ingressClassName filtering",
-        own(Own {
+        Flags::own(Own {
             classes: vec!["public", "dmz"],
             ..Own::default()
         }),
@@ -710,7 +705,7 @@ fn ingress_with_configuration() {
     );
     case(
         "ingress with spec.tls with wildcard domains and tls is ignored",
-        own(Own {
+        Flags::own(Own {
             ignore_tls: true,
             ..Own::default()
         }),

@@ -18,12 +18,7 @@ use crate::{GATEWAY_SOURCE_NAME, IstioError, IstioSourceConfig};
 const KIND: ResourceKind = ResourceKind::IstioGateway;
 
 /// How the source reads Gateways from the store.
-const GATEWAYS: OwnKind<IstioGateway> = OwnKind {
-    kind: KIND,
-    all: ClusterStore::all,
-    one: ClusterStore::get,
-    meta: |g| &g.meta,
-};
+const GATEWAYS: OwnKind<IstioGateway> = extdns_source::own_kind!(KIND);
 
 /// The `istio-gateway` source.
 #[derive(Clone, Debug, Default)]

@@ -18,12 +18,7 @@ use crate::{IstioError, IstioSourceConfig, VIRTUAL_SERVICE_SOURCE_NAME};
 const KIND: ResourceKind = ResourceKind::VirtualService;
 
 /// How the source reads VirtualServices from the store.
-const VIRTUAL_SERVICES: OwnKind<VirtualService> = OwnKind {
-    kind: KIND,
-    all: ClusterStore::all,
-    one: ClusterStore::get,
-    meta: |v| &v.meta,
-};
+const VIRTUAL_SERVICES: OwnKind<VirtualService> = extdns_source::own_kind!(KIND);
 
 /// The `istio-virtualservice` source.
 #[derive(Clone, Debug, Default)]

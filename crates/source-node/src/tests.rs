@@ -70,11 +70,6 @@ struct Own {
 
 type Flags = extdns_source::pipeline::testing::Flags<Own>;
 
-/// The default flags but for the node source's own.
-fn own(own: Own) -> Flags {
-    Flags { source: own, ..none() }
-}
-
 fn source(f: &Flags) -> NodeSource {
     let mut config = NodeSourceConfig::new(f.config());
     config.fqdn_target_template = f.target_template();
@@ -138,7 +133,7 @@ fn external_addresses_win_and_internal_ipv6_joins_only_when_exposed() {
             "node1 AAAA 2001:db8::8 resource=node/node1"
         ]
     );
-    let exposed = own(Own {
+    let exposed = Flags::own(Own {
         expose_internal_ipv6: true,
         ..Own::default()
     });
@@ -200,7 +195,7 @@ fn unschedulable_nodes_are_excluded_unless_asked_for() {
         Fake::new("node2").external("1.2.3.5"),
     ];
     assert_eq!(records(none(), &nodes), ["node2 A 1.2.3.5 resource=node/node2"]);
-    let included = own(Own {
+    let included = Flags::own(Own {
         include_unschedulable: true,
         ..Own::default()
     });

@@ -49,12 +49,7 @@ use extdns_source::{Evaluation, Objects, SourceConfig};
 pub const SOURCE_NAME: &str = "openshift-route";
 
 /// How the source reads Routes from the store.
-const ROUTES: OwnKind<OpenShiftRoute> = OwnKind {
-    kind: ResourceKind::OpenShiftRoute,
-    all: ClusterStore::all,
-    one: ClusterStore::get,
-    meta: |r| &r.meta,
-};
+const ROUTES: OwnKind<OpenShiftRoute> = extdns_source::own_kind!(ResourceKind::OpenShiftRoute);
 
 /// The configuration of the openshift-route source.
 #[derive(Clone, Debug, Default)]

@@ -105,11 +105,6 @@ struct Own {
 
 type Flags = extdns_source::pipeline::testing::Flags<Own>;
 
-/// The default flags but for the pod source's own.
-fn own(own: Own) -> Flags {
-    Flags { source: own, ..none() }
-}
-
 fn source(f: &Flags) -> PodSource {
     let mut config = PodSourceConfig::new(f.config());
     config.fqdn_target_template = f.target_template();
@@ -233,7 +228,7 @@ fn non_host_network_pods_publish_unless_ignored() {
             .ann(ga("internal-hostname"), "internal.foo.example.org")
     };
     assert_eq!(records(none(), &[pod()]), ["internal.foo.example.org A 100.0.1.1"]);
-    let ignoring = own(Own {
+    let ignoring = Flags::own(Own {
         ignore_non_host_network: true,
         ..Own::default()
     });
@@ -243,7 +238,7 @@ fn non_host_network_pods_publish_unless_ignored() {
 #[test]
 fn the_pod_source_domain_publishes_each_pod_by_name() {
     let flags = || {
-        own(Own {
+        Flags::own(Own {
             domain: Some("example.org"),
             ..Own::default()
         })
@@ -268,7 +263,7 @@ fn kops_annotations_count_only_in_kops_compatibility() {
             .ann(ga("target"), "208.1.2.1")
     };
     assert!(records(none(), &[pod()]).is_empty(), "a target alone names nothing");
-    let kops = own(Own {
+    let kops = Flags::own(Own {
         kops: true,
         ..Own::default()
     });

@@ -175,12 +175,7 @@ impl TraefikSource {
         let service_targets = || cached.get_or_init(service_targets).clone();
         let mut evaluation = Evaluation::new(Vec::new(), extdns_source::Failures::new());
         for t in self.config.kinds() {
-            let routes = OwnKind {
-                kind: ResourceKind::Traefik(t),
-                all: ClusterStore::all,
-                one: ClusterStore::get,
-                meta: |r: &TraefikRoute| &r.meta,
-            };
+            let routes: OwnKind<TraefikRoute> = extdns_source::own_kind!(ResourceKind::Traefik(t));
             let of_kind = routes.evaluate(cluster, objects, &self.config.common, |route, object| {
                 Ok::<_, std::convert::Infallible>(self.route_endpoints(route, object, &service_targets))
             });

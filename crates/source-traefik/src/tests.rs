@@ -60,14 +60,6 @@ struct Own {
 
 type Flags = extdns_source::pipeline::testing::Flags<Own>;
 
-/// The default flags but for the traefik source's own.
-fn own(own: Own) -> Flags {
-    Flags {
-        source: own,
-        ..Flags::default()
-    }
-}
-
 fn source(f: &Flags) -> TraefikSource {
     let service = f.source.service.map(|s| s.parse().expect("service"));
     TraefikSource::new(TraefikSourceConfig::new(
@@ -396,7 +388,7 @@ fn the_legacy_group_is_read_only_when_enabled() {
         run(&Flags::default(), &both_groups()),
         ["new.example.com CNAME target.domain.tld <- ingressroute/traefik/new"]
     );
-    let legacy = own(Own {
+    let legacy = Flags::own(Own {
         enable_legacy: true,
         ..Own::default()
     });
@@ -412,7 +404,7 @@ fn the_legacy_group_is_read_only_when_enabled() {
 
 #[test]
 fn the_new_group_is_not_read_when_disabled() {
-    let only_legacy = own(Own {
+    let only_legacy = Flags::own(Own {
         enable_legacy: true,
         disable_new: true,
         ..Own::default()
@@ -424,7 +416,7 @@ fn the_new_group_is_not_read_when_disabled() {
             "old.example.com CNAME target.domain.tld <- ingressroute/traefik/old"
         ]
     );
-    let neither = own(Own {
+    let neither = Flags::own(Own {
         disable_new: true,
         ..Own::default()
     });
@@ -443,7 +435,7 @@ fn only_the_enabled_groups_kinds_are_watched() {
             ResourceKind::Traefik(TraefikKind::IngressRouteUdp)
         ]
     );
-    let with_service = own(Own {
+    let with_service = Flags::own(Own {
         enable_legacy: true,
         service: Some("traefik/traefik"),
         ..Own::default()
@@ -476,7 +468,7 @@ fn an_undecodable_router_fails_alone() {
 // ------------------------------------------------------------------- the Traefik Service (extdns only)
 
 fn with_service() -> Flags {
-    own(Own {
+    Flags::own(Own {
         service: Some("traefik-system/traefik"),
         ..Own::default()
     })

@@ -96,6 +96,23 @@ pub struct OwnKind<V> {
     pub meta: fn(&V) -> &Meta,
 }
 
+/// The [`OwnKind`] of a kind whose view keeps its metadata in a field `meta` (every view of the store's):
+/// `ClusterStore::all` and `ClusterStore::get` for the view, so that a source names only its kind and
+/// not the lookups every source of the pattern shares. The view comes from where it is used
+/// (`const HOSTS: OwnKind<AmbassadorHost> = own_kind!(ResourceKind::AmbassadorHost);`); the caller
+/// depends on `extdns_informer`, as every source crate does.
+#[macro_export]
+macro_rules! own_kind {
+    ($kind:expr) => {
+        $crate::own_hosts::OwnKind {
+            kind: $kind,
+            all: ::extdns_informer::ClusterStore::all,
+            one: ::extdns_informer::ClusterStore::get,
+            meta: |v| &v.meta,
+        }
+    };
+}
+
 impl<V> OwnKind<V> {
     /// The views of `objects` (all of this kind in scope, or only those of this kind among them) with
     /// their keys: what a source of one kind evaluates, whatever it makes of each.

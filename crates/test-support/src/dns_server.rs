@@ -8,7 +8,7 @@ use std::ops::Deref;
 use std::path::Path;
 use std::process::Command;
 
-use crate::loopback::LoopbackServer;
+use crate::loopback::{LoopbackServer, nonce, server_dir, started};
 use crate::{dig, free_port, need};
 
 /// The test TSIG key, kept with the `dig` helpers that sign with it.
@@ -173,27 +173,16 @@ impl DnsServer {
     }
 
     fn start_role(kind: Kind, zones: &[Zone], keys: &[ExtraKey], tls: bool, role: &Role) -> DnsServer {
-        let mut last = String::new();
-        // A port can be taken between choosing and binding it; try a few.
-        for _ in 0..3 {
-            match Self::try_start(kind, zones, keys, tls, role) {
-                Ok(s) => return s,
-                Err(e) => last = e,
-            }
-        }
-        panic!("{} did not start: {last}", kind.name());
+        started(kind.name(), || Self::try_start(kind, zones, keys, tls, role))
     }
 
     fn try_start(kind: Kind, zones: &[Zone], keys: &[ExtraKey], tls: bool, role: &Role) -> Result<DnsServer, String> {
-        let dir = tempfile::Builder::new()
-            .prefix(&format!("extdns-{}-", kind.name()))
-            .tempdir()
-            .map_err(|e| e.to_string())?;
+        let dir = server_dir(kind.name())?;
         let port = match role {
             Role::Secondary(_, port) => *port,
             Role::Primary => free_port(),
         };
-        let nonce = format!("extdns-test-{}-{port}", std::process::id());
+        let nonce = nonce(port);
         let d = dir.path();
         let mut all_keys = vec![ExtraKey {
             name: KEY_NAME.into(),

@@ -8,16 +8,18 @@
 //! restarts it, as FTL restarts its resolver when its CNAME list changes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::loopback::server_dir;
+use crate::proc::OwnedChild;
 use crate::{dig, free_port, need};
 
 /// A running dnsmasq; killed (by PID) when dropped.
 pub struct Dnsmasq {
     /// The DNS port on 127.0.0.1 (UDP and TCP).
     pub port: u16,
-    child: Option<Child>,
+    child: Option<OwnedChild>,
     dir: tempfile::TempDir,
     /// A name always in the hosts it serves, answered once it is up.
     marker: String,
@@ -26,10 +28,7 @@ pub struct Dnsmasq {
 impl Dnsmasq {
     /// A dnsmasq serving nothing yet; panics with its log if it does not come up.
     pub fn start() -> Dnsmasq {
-        let dir = tempfile::Builder::new()
-            .prefix("extdns-dnsmasq-")
-            .tempdir()
-            .unwrap_or_else(|e| panic!("cannot make a temporary directory: {e}"));
+        let dir = server_dir("dnsmasq").unwrap_or_else(|e| panic!("{e}"));
         // dnsmasq started as root reads its files as `nobody`.
         allow_reading(dir.path());
         let port = free_port();
@@ -54,7 +53,8 @@ impl Dnsmasq {
     /// files are written, and dnsmasq restarted and waited for. An error holds dnsmasq's own words.
     pub fn load(&mut self, hosts: &[String], cnames: &[String]) -> Result<(), String> {
         let config = self.write(hosts, cnames)?;
-        self.stop();
+        // The running one, if any, is killed and reaped before the new one binds the port.
+        self.child = None;
         let log = std::fs::File::create(self.path("dnsmasq.log")).map_err(|e| e.to_string())?;
         let log2 = log.try_clone().map_err(|e| e.to_string())?;
         let child = Command::new(need("dnsmasq"))
@@ -65,7 +65,7 @@ impl Dnsmasq {
             .stderr(log2)
             .spawn()
             .map_err(|e| format!("cannot start dnsmasq: {e}"))?;
-        self.child = Some(child);
+        self.child = Some(OwnedChild(child));
         self.wait_ready()
     }
 
@@ -122,7 +122,7 @@ impl Dnsmasq {
     fn wait_ready(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            if let Some(Ok(Some(status))) = self.child.as_mut().map(Child::try_wait) {
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(|c| c.try_wait()) {
                 return Err(format!("dnsmasq exited with {status}; log:\n{}", self.log()));
             }
             if dig::short(self.port, &self.marker, "A") == ["127.0.0.1"] {
@@ -143,20 +143,6 @@ impl Dnsmasq {
     /// The answers to `name TYPE` over TCP, sorted (`dig +short` form).
     pub fn dig(&self, name: &str, rtype: &str) -> Vec<String> {
         dig::short(self.port, name, rtype)
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            // Our own child, by PID: SIGKILL then reap.
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Dnsmasq {
-    fn drop(&mut self) {
-        self.stop();
     }
 }
 

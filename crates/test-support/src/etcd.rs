@@ -3,19 +3,21 @@
 //! Contents are checked by reading etcd back over its JSON gateway, never through the provider under test.
 //! Tests check [`crate::Server::Etcd`] first.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 
+use crate::proc::OwnedChild;
 use crate::{env_program, free_port};
 
 /// A running etcd on 127.0.0.1; killed when dropped.
 pub struct Etcd {
     /// The client URL (`http://127.0.0.1:<port>`, `https://` with TLS).
     pub url: String,
-    child: Child,
+    /// Held to be killed when dropped.
+    _child: OwnedChild,
     _dir: tempfile::TempDir,
 }
 
@@ -109,7 +111,11 @@ impl Etcd {
             Ok(c) => c,
             Err(e) => panic!("cannot start {}: {e}", bin.display()),
         };
-        let etcd = Etcd { url, child, _dir: dir };
+        let etcd = Etcd {
+            url,
+            _child: OwnedChild(child),
+            _dir: dir,
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             let ready = if pki.is_some() {
@@ -204,12 +210,5 @@ impl Etcd {
             .as_str()
             .and_then(|r| r.parse().ok())
             .unwrap_or(-1)
-    }
-}
-
-impl Drop for Etcd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

@@ -48,6 +48,8 @@ pub mod etcd;
 pub mod fake;
 pub mod first_sync;
 pub mod google_fake;
+#[cfg(feature = "kube-api")]
+pub mod kube_api;
 #[cfg(feature = "kube-objects")]
 pub mod kube_objects;
 pub mod lines;

@@ -5,16 +5,45 @@
 //! are each one of these and what is theirs; they dereference to it, so `server.dig(..)` reads alike.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::dig;
+use crate::proc::OwnedChild;
+
+/// The tries every launcher makes: a port can be taken between choosing it and the server binding it, so
+/// a failed start is tried again, three times in all; panics naming `what` with the last failure (its log).
+pub fn started<T>(what: &str, mut try_start: impl FnMut() -> Result<T, String>) -> T {
+    let mut last = String::new();
+    for _ in 0..3 {
+        match try_start() {
+            Ok(server) => return server,
+            Err(e) => last = e,
+        }
+    }
+    panic!("{what} did not start: {last}");
+}
+
+/// A directory of its own for a server (`extdns-<name>-…`): its configuration, data and log, removed with
+/// the server.
+pub fn server_dir(name: &str) -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix(&format!("extdns-{name}-"))
+        .tempdir()
+        .map_err(|e| format!("cannot make a directory for {name}: {e}"))
+}
+
+/// The version a server on `port` is told to report: unique to this process and port, so that
+/// [`LoopbackServer::wait_ready`] never takes a stale server on a reused port for the one it started.
+pub fn nonce(port: u16) -> String {
+    format!("extdns-test-{}-{port}", std::process::id())
+}
 
 /// A DNS server child process on a loopback port; killed when dropped.
 pub struct LoopbackServer {
     /// The DNS port on 127.0.0.1 (UDP and TCP).
     pub port: u16,
-    child: Child,
+    child: OwnedChild,
     dir: tempfile::TempDir,
 }
 
@@ -30,7 +59,11 @@ impl LoopbackServer {
             .stderr(log2)
             .spawn()
             .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
-        Ok(LoopbackServer { port, child, dir })
+        Ok(LoopbackServer {
+            port,
+            child: OwnedChild(child),
+            dir,
+        })
     }
 
     /// Waits (20 s at most) until the server answers `version.bind` with `nonce` and `ready` holds too
@@ -93,13 +126,5 @@ impl LoopbackServer {
     /// The zone's SOA serial, read with a query.
     pub fn serial(&self, zone: &str) -> u32 {
         dig::serial(self.port, zone)
-    }
-}
-
-impl Drop for LoopbackServer {
-    fn drop(&mut self) {
-        // Our own child, by PID: SIGKILL then reap, so nothing outlives the test.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }

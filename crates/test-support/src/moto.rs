@@ -2,8 +2,10 @@
 //! second implementation of the API. Tests check [`crate::Server::Moto`] first.
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::proc::OwnedChild;
 
 /// moto's server routes a request to a service by the credential scope of its signature.
 const AUTH: &str =
@@ -30,16 +32,10 @@ pub fn moto_server() -> Option<PathBuf> {
 
 /// A running moto server (the AWS API fake); killed when dropped.
 pub struct Moto {
-    child: Child,
+    /// Held to be killed when dropped.
+    _child: OwnedChild,
     /// Its endpoint URL, `http://127.0.0.1:<port>`.
     pub url: String,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Moto {
@@ -54,7 +50,7 @@ impl Moto {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {} ({e}): {INSTALL}", program.display()));
         let moto = Moto {
-            child,
+            _child: OwnedChild(child),
             url: format!("http://127.0.0.1:{port}"),
         };
         let deadline = Instant::now() + Duration::from_secs(30);

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::loopback::LoopbackServer;
+use crate::loopback::{LoopbackServer, nonce, server_dir, started};
 use crate::{PDNS_SQLITE_SCHEMA as SCHEMA, free_port, need};
 
 /// The API key the server is started with (`X-API-Key`).
@@ -62,15 +62,7 @@ impl Deref for PowerDns {
 impl PowerDns {
     /// Starts a server for `zones` on a SQLite backend; panics with the log if it does not come up.
     pub fn start(zones: &[Zone]) -> PowerDns {
-        let mut last = String::new();
-        // A port can be taken between choosing and binding it; try a few.
-        for _ in 0..3 {
-            match Self::try_start(zones) {
-                Ok(s) => return s,
-                Err(e) => last = e,
-            }
-        }
-        panic!("pdns_server did not start: {last}");
+        started("pdns_server", || Self::try_start(zones))
     }
 
     fn try_start(zones: &[Zone]) -> Result<PowerDns, String> {
@@ -81,10 +73,7 @@ impl PowerDns {
                 "{SCHEMA} is missing: install it with `apt-get install -y pdns-backend-sqlite3`"
             ));
         }
-        let dir = tempfile::Builder::new()
-            .prefix("extdns-pdns-")
-            .tempdir()
-            .map_err(|e| e.to_string())?;
+        let dir = server_dir("pdns")?;
         let d = dir.path();
         let db = d.join("pdns.sqlite3");
         let schema = std::fs::File::open(SCHEMA).map_err(|e| format!("{SCHEMA}: {e}"))?;
@@ -97,7 +86,7 @@ impl PowerDns {
             return Err(format!("sqlite3 schema: {}", String::from_utf8_lossy(&out.stderr)));
         }
         let (port, api_port) = (free_port(), free_port());
-        let nonce = format!("extdns-test-{}-{port}", std::process::id());
+        let nonce = nonce(port);
         let conf = format!(
             "launch=gsqlite3\ngsqlite3-database={db}\nlocal-address=127.0.0.1\nlocal-port={port}\n\
              api=yes\napi-key={API_KEY}\nwebserver=yes\nwebserver-address=127.0.0.1\nwebserver-port={api_port}\n\

@@ -91,6 +91,34 @@ impl Drop for Proc {
     }
 }
 
+/// A child process this test owns: killed by its PID (SIGKILL) and reaped when dropped, so that a failing
+/// test leaves nothing running. What every launcher holding a bare [`Child`] needs (the servers of this
+/// crate, a test's extdns); it dereferences to the child for its PID, `try_wait` and pipes.
+#[derive(Debug)]
+pub struct OwnedChild(pub Child);
+
+impl std::ops::Deref for OwnedChild {
+    type Target = Child;
+
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for OwnedChild {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for OwnedChild {
+    fn drop(&mut self) {
+        // Our own child, by PID: SIGKILL then reap (an error only says it had exited already).
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The last `lines` lines of `text`, each cut to a readable length (some logs hold whole API responses).
 pub fn tail(text: &str, lines: usize) -> String {
     const WIDTH: usize = 400;
@@ -169,6 +197,19 @@ mod tests {
             result.as_ref().is_err_and(|e| format!("{e}").contains("still broken")),
             "{result:?}"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn a_dropped_owned_child_is_killed_and_reaped() -> Result<()> {
+        let child = OwnedChild(Command::new("sleep").arg("30").spawn()?);
+        let pid = child.id();
+        let status = format!("/proc/{pid}/status");
+        assert!(Path::new(&status).exists(), "sleep runs before the drop");
+        drop(child);
+        // Reaped: gone from /proc (not a zombie), and not another process reusing the PID yet.
+        let left = std::fs::read_to_string(&status).unwrap_or_default();
+        assert!(!left.contains("sleep"), "{left}");
         Ok(())
     }
 

@@ -7,6 +7,18 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use extdns_endpoint::RecordType;
+
+/// One well-formed record of each type whose data has fields (TLSA, SVCB, HTTPS), as a source writes
+/// it: what a provider whose API holds none of them must refuse naming the type.
+pub fn structured_samples() -> [(RecordType, &'static str); 3] {
+    [
+        (RecordType::Tlsa, "3 1 0 abcd"),
+        (RecordType::Svcb, "1 . alpn=h2"),
+        (RecordType::Https, "1 . alpn=h2"),
+    ]
+}
+
 /// A TLSA record's fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tlsa {

@@ -11,7 +11,7 @@ use std::ops::Deref;
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::loopback::LoopbackServer;
+use crate::loopback::{LoopbackServer, nonce, server_dir, started};
 use crate::validator::{Validated, ask};
 use crate::{free_port, need};
 
@@ -42,23 +42,13 @@ impl Unbound {
     /// Unbound trusting `anchors` (each `ZONE. DS KEYTAG ALGORITHM DIGESTTYPE HEX`, as a parent holds it)
     /// and asking each stub's server for its zone; panics with its log if it does not come up.
     pub fn start(anchors: &[String], stubs: &[Stub<'_>]) -> Unbound {
-        let mut last = String::new();
-        for _ in 0..3 {
-            match Self::try_start(anchors, stubs) {
-                Ok(unbound) => return unbound,
-                Err(e) => last = e,
-            }
-        }
-        panic!("the validating Unbound did not start: {last}");
+        started("the validating Unbound", || Self::try_start(anchors, stubs))
     }
 
     fn try_start(anchors: &[String], stubs: &[Stub<'_>]) -> Result<Unbound, String> {
-        let dir = tempfile::Builder::new()
-            .prefix("extdns-unbound-")
-            .tempdir()
-            .map_err(|e| e.to_string())?;
+        let dir = server_dir("unbound")?;
         let port = free_port();
-        let nonce = format!("extdns-unbound-{}-{port}", std::process::id());
+        let nonce = nonce(port);
         let dp = dir.path().display().to_string();
         write_anchors(&dir.path().join("anchors"), anchors)?;
         // Run as whoever runs the test, in the foreground, logging to stderr (the server log); nothing is

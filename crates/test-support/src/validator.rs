@@ -5,7 +5,7 @@
 use std::ops::Deref;
 use std::process::Command;
 
-use crate::loopback::LoopbackServer;
+use crate::loopback::{LoopbackServer, nonce, server_dir, started};
 use crate::{dig, free_port, need};
 
 /// A running validating BIND; killed when dropped. Its port and log are the [`LoopbackServer`]'s.
@@ -37,23 +37,14 @@ impl Validator {
     /// holds it), forwarding everything to the server on 127.0.0.1:`upstream`; panics with its log if it
     /// does not come up.
     pub fn start(zone: &str, ds: &str, upstream: u16) -> Validator {
-        let mut last = String::new();
-        for _ in 0..3 {
-            match Self::try_start(zone, ds, upstream) {
-                Ok(server) => return Validator { server },
-                Err(e) => last = e,
-            }
-        }
-        panic!("the validating BIND did not start: {last}");
+        let server = started("the validating BIND", || Self::try_start(zone, ds, upstream));
+        Validator { server }
     }
 
     fn try_start(zone: &str, ds: &str, upstream: u16) -> Result<LoopbackServer, String> {
-        let dir = tempfile::Builder::new()
-            .prefix("extdns-validator-")
-            .tempdir()
-            .map_err(|e| e.to_string())?;
+        let dir = server_dir("validator")?;
         let port = free_port();
-        let nonce = format!("extdns-validator-{}-{port}", std::process::id());
+        let nonce = nonce(port);
         let dp = dir.path().display().to_string();
         let mut fields = ds.split_whitespace();
         let (Some(tag), Some(alg), Some(digest_type), Some(digest)) =
@@ -84,6 +75,21 @@ impl Validator {
     pub fn ask(&self, name: &str, rtype: &str) -> Validated {
         ask(self.port, name, rtype)
     }
+}
+
+/// Asks the validating resolver `resolver` (a [`Validator`] or a [`crate::unbound::Unbound`], both
+/// dereferencing to their server) for `name TYPE` and asserts it validated the answer with `status` (the
+/// AD flag set), panicking with the resolver's log otherwise; the answers. The DNSSEC suites' one check
+/// of a secure answer, whichever resolver they run.
+pub fn secure(resolver: &LoopbackServer, name: &str, rtype: &str, status: &str) -> Vec<String> {
+    let v = ask(resolver.port, name, rtype);
+    assert_eq!(v.status, status, "{name} {rtype}: {v:?}\n{}", resolver.log());
+    assert!(
+        v.authenticated,
+        "{name} {rtype} not validated: {v:?}\n{}",
+        resolver.log()
+    );
+    v.answers
 }
 
 /// Asks the validating resolver on 127.0.0.1:`port` for `name TYPE` (recursion desired, DO set) and reads

@@ -11,9 +11,10 @@
 //! - **No import circle between the modules of one crate** ([`modules`]), in every crate, tooling included.
 //! - **The source crates' tests use the one test kit** ([`test_kit`]): no test of a `crates/source-*` crate
 //!   defines its own function of a name `extdns_source::pipeline::testing` exports.
-//! - **Tests take test-support's helpers** ([`test_support`]): no test defines its own `command` or
-//!   `warnings` (test-support's `cli::command`, `logs::warnings`), and no code outside test-support
-//!   scrubs the `EXTERNAL_DNS_*` variables by hand.
+//! - **Tests take test-support's helpers** ([`test_support`]): no test defines its own `command`,
+//!   `warnings` or `secure` (test-support's `cli::command`, `logs::warnings`, `validator::secure`), no
+//!   code outside test-support scrubs the `EXTERNAL_DNS_*` variables by hand, and none kills a child
+//!   process in an `impl Drop` of its own (test-support's `proc::OwnedChild` does).
 //! - **Zone-file escapes are decoded in one place** ([`escapes`]): no library code outside
 //!   `extdns_endpoint::escape` slices the three digits of a `\DDD` escape by hand.
 //!
@@ -314,6 +315,17 @@ fn test_support_violations(root: &Path, dir: &Path, trees: &[Vec<ModuleFile>]) -
             message:
                 "the EXTERNAL_DNS_* variables scrubbed by hand: use `extdns_test_support::cli::command`".to_string(),
         }));
+        let stripped = code::strip_comments_and_literals(&f.text);
+        out.extend(
+            test_support::killing_drops(&stripped)
+                .into_iter()
+                .map(|offset| Violation {
+                    line: code::line_of(&stripped, offset),
+                    file: f.file.clone(),
+                    message: "a child killed by hand on drop: hold an `extdns_test_support::proc::OwnedChild`"
+                        .to_string(),
+                }),
+        );
     }
     Ok(out)
 }

@@ -6,11 +6,15 @@
 //!
 //! A copy is a free function of test code named as one of [`FOLDED`], or the variable scrubbing itself: a
 //! `starts_with("EXTERNAL_DNS_")` outside test-support (and outside comments).
+//!
+//! A child process killed by hand when its holder drops (an `impl Drop` calling `.kill()`) is a copy too:
+//! every launcher and test once wrote its own, and `extdns_test_support::proc::OwnedChild` is the one.
 
 /// The helpers test-support holds, by the name a copy takes, with where to take them from.
 pub const FOLDED: &[(&str, &str)] = &[
     ("command", "extdns_test_support::cli::command"),
     ("warnings", "extdns_test_support::logs::warnings"),
+    ("secure", "extdns_test_support::validator::secure"),
 ];
 
 /// The crate that holds them, by its directory's name.
@@ -41,6 +45,35 @@ pub fn scrubbing(source: &str) -> Vec<usize> {
     out
 }
 
+/// The byte offsets in `stripped` (comments and literals blanked) of each `impl Drop` whose body kills a
+/// child process (`.kill()`): a holder of a bare child that should hold an `OwnedChild`.
+pub fn killing_drops(stripped: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = stripped[from..].find("impl Drop for").map(|i| from + i) {
+        let body = body_of(&stripped[at..]);
+        if body.contains(".kill()") {
+            out.push(at);
+        }
+        from = at + "impl Drop for".len();
+    }
+    out
+}
+
+/// The text of an item from its start to the brace that closes its first block (all of it when unclosed).
+fn body_of(item: &str) -> &str {
+    let mut depth = 0usize;
+    for (i, c) in item.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 1 => return &item[..=i],
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    item
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,8 +88,19 @@ mod tests {
     }
 
     #[test]
+    fn a_drop_that_kills_a_child_is_found_and_other_drops_are_not() {
+        let source = "struct A(Child);\nimpl Drop for A {\n    fn drop(&mut self) {\n        let _ = self.0.kill();\n    \
+                      }\n}\nimpl Drop for B {\n    fn drop(&mut self) {\n        self.flush();\n    }\n}\n\
+                      fn f(c: &mut Child) { let _ = c.kill(); }\n";
+        let found = killing_drops(source);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(source[found[0]..].starts_with("impl Drop for A"));
+    }
+
+    #[test]
     fn each_folded_helper_names_its_home() {
         assert_eq!(home_of("command"), "extdns_test_support::cli::command");
         assert_eq!(home_of("warnings"), "extdns_test_support::logs::warnings");
+        assert_eq!(home_of("secure"), "extdns_test_support::validator::secure");
     }
 }

@@ -115,11 +115,12 @@ pub fn ep(dns_name: &str, record_type: RecordType, targets: &[&str]) -> Endpoint
     Endpoint::new(dns_name, record_type, targets.iter().copied())
 }
 
-/// The records of every answer shape the DNSSEC suites ask a validating resolver about: an address set, a
-/// CNAME and a CNAME chain, a wildcard, a name under empty non-terminals, and a delegation with its glue.
+/// The records of every answer shape the DNSSEC suites ask a validating resolver about, and the query
+/// suite's zone starts from: an address set, a CNAME and a CNAME chain, a wildcard, a name under empty
+/// non-terminals, and a delegation with its glue.
 #[allow(
     dead_code,
-    reason = "the DNSSEC suites (BIND's and Unbound's) use it; the others do not"
+    reason = "the DNSSEC suites (BIND's and Unbound's) and the query suite use it; the others do not"
 )]
 pub fn every_answer_shape() -> [Change; 7] {
     [

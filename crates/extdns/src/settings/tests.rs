@@ -87,17 +87,44 @@ fn rfc2136_with(extra: &[&str]) -> Vec<String> {
     RFC2136.iter().chain(extra).map(|s| s.to_string()).collect()
 }
 
+/// Asserts `extdns --source=service --provider=inmemory EXTRA...` is refused with an error starting
+/// `expected`.
+fn assert_refused(extra: &[&str], expected: &str) {
+    let e = controller_err(&inmemory_with(extra));
+    assert!(e.starts_with(expected), "{e}");
+}
+
+/// The settings of `extdns --source=service --provider=inmemory EXTRA...`.
+fn inmemory(extra: &[&str]) -> Result<Settings, ValidationError> {
+    controller(&flags(&inmemory_with(extra)))
+}
+
+/// The TXT registry's configuration `s` holds; panics naming the registry it holds instead.
+fn txt_registry(s: &Settings) -> &TxtRegistryConfig {
+    match &s.registry {
+        RegistrySettings::Txt(config) => config,
+        other => panic!("expected the TXT registry, got {other:?}"),
+    }
+}
+
+/// The CRD registry's configuration `s` holds; panics naming the registry it holds instead.
+fn crd_registry(s: &Settings) -> &extdns_registry_crd::CrdRegistryConfig {
+    match &s.registry {
+        RegistrySettings::Crd(config) => config,
+        other => panic!("expected the CRD registry, got {other:?}"),
+    }
+}
+
 #[test]
 fn events_are_off_unless_asked_for_and_need_the_api_server() -> Result<(), ValidationError> {
-    let none = controller(&flags(&inmemory_with(&[])))?;
+    let none = inmemory(&[])?;
     assert!(!none.events.any());
-    let some = controller(&flags(&inmemory_with(&[
-        "--events-emit=RecordReady",
-        "--events-emit=RecordError",
-    ])))?;
+    let some = inmemory(&["--events-emit=RecordReady", "--events-emit=RecordError"])?;
     assert_eq!(some.events, extdns_controller::EventsConfig::new(true, false, true));
-    let e = controller_err(&inmemory_with(&["--manifests=x.yaml", "--events-emit=RecordError"]));
-    assert!(e.starts_with("--events-emit needs the API server"), "{e}");
+    assert_refused(
+        &["--manifests=x.yaml", "--events-emit=RecordError"],
+        "--events-emit needs the API server",
+    );
     Ok(())
 }
 
@@ -409,16 +436,14 @@ fn txt_prefix_and_suffix_are_mutually_exclusive() {
 
 #[test]
 fn txt_owner_id_must_not_be_empty() {
-    let e = controller_err(&inmemory_with(&["--txt-owner-id="]));
-    assert!(e.starts_with("--txt-owner-id must not be empty"), "{e}");
+    assert_refused(&["--txt-owner-id="], "--txt-owner-id must not be empty");
     let ok = flags(&inmemory_with(&["--txt-owner-id=", "--registry=noop"]));
     assert_eq!(controller_ok(&ok), None);
 }
 
 #[test]
 fn regex_domain_filters_must_compile() {
-    let e = controller_err(&inmemory_with(&["--regex-domain-filter=(a"]));
-    assert!(e.starts_with("--regex-domain-filter"), "{e}");
+    assert_refused(&["--regex-domain-filter=(a"], "--regex-domain-filter");
 }
 
 #[test]
@@ -475,13 +500,11 @@ fn manifests_are_required_by_the_preview() {
 
 #[test]
 fn the_plan_owner_id_is_the_registry_ownership_owner_id() -> Result<(), ValidationError> {
-    let s = controller(&flags(&inmemory_with(&["--txt-owner-id=blue"])))?;
-    let RegistrySettings::Txt(config) = &s.registry else {
-        panic!("expected the TXT registry, got {:?}", s.registry);
-    };
+    let s = inmemory(&["--txt-owner-id=blue"])?;
+    let config = txt_registry(&s);
     assert_eq!(config.ownership.owner_id(), "blue");
     assert_eq!(s.controller.plan.owner_id, "blue");
-    let noop = controller(&flags(&inmemory_with(&["--registry=noop"])))?;
+    let noop = inmemory(&["--registry=noop"])?;
     assert!(matches!(noop.registry, RegistrySettings::Noop));
     assert_eq!(noop.controller.plan.owner_id, "");
     Ok(())
@@ -489,16 +512,14 @@ fn the_plan_owner_id_is_the_registry_ownership_owner_id() -> Result<(), Validati
 
 #[test]
 fn txt_encryption_settings_are_checked_with_the_flags() {
-    let e = controller_err(&inmemory_with(&["--txt-encrypt-enabled"]));
-    assert!(
-        e.starts_with("--txt-encrypt-enabled needs --txt-encrypt-aes-key"),
-        "{e}"
+    assert_refused(
+        &["--txt-encrypt-enabled"],
+        "--txt-encrypt-enabled needs --txt-encrypt-aes-key",
     );
-    let e = controller_err(&inmemory_with(&[
-        "--txt-encrypt-enabled",
-        "--txt-encrypt-aes-key=short",
-    ]));
-    assert!(e.starts_with("--txt-encrypt-aes-key"), "{e}");
+    assert_refused(
+        &["--txt-encrypt-enabled", "--txt-encrypt-aes-key=short"],
+        "--txt-encrypt-aes-key",
+    );
     let noop = flags(&inmemory_with(&["--registry=noop", "--txt-encrypt-enabled"]));
     assert_eq!(controller_ok(&noop), None);
 }
@@ -517,45 +538,30 @@ fn unsupported_providers_and_registries_are_left_to_the_wiring() -> Result<(), V
 
 #[test]
 fn the_crd_registry_owns_as_the_txt_owner_id_in_its_namespace() -> Result<(), ValidationError> {
-    let s = controller(&flags(&inmemory_with(&[
-        "--registry=crd",
-        "--txt-owner-id=blue",
-        "--crd-registry-namespace=dns",
-    ])))?;
-    let RegistrySettings::Crd(config) = &s.registry else {
-        panic!("expected the CRD registry, got {:?}", s.registry);
-    };
+    let s = inmemory(&["--registry=crd", "--txt-owner-id=blue", "--crd-registry-namespace=dns"])?;
+    let config = crd_registry(&s);
     assert_eq!((config.owner_id.as_str(), config.namespace.as_str()), ("blue", "dns"));
     assert_eq!(s.controller.plan.owner_id, "blue");
-    let RegistrySettings::Crd(config) = controller(&flags(&inmemory_with(&["--registry=crd"])))?.registry else {
-        panic!("expected the CRD registry");
-    };
-    assert_eq!(config.namespace, "", "the controller's own, found with the client");
-    let e = controller_err(&inmemory_with(&["--registry=crd", "--txt-owner-id=a b"]));
-    assert!(
-        e.starts_with("--txt-owner-id: the owner id \"a b\" cannot be a Kubernetes label value"),
-        "{e}"
+    let default = inmemory(&["--registry=crd"])?;
+    assert_eq!(
+        crd_registry(&default).namespace,
+        "",
+        "the controller's own, found with the client"
+    );
+    assert_refused(
+        &["--registry=crd", "--txt-owner-id=a b"],
+        "--txt-owner-id: the owner id \"a b\" cannot be a Kubernetes label value",
     );
     Ok(())
 }
 
 #[test]
 fn the_crd_registry_hands_over_and_the_noop_registry_refuses_to() -> Result<(), ValidationError> {
-    let s = controller(&flags(&inmemory_with(&[
-        "--registry=crd",
-        "--txt-owner-id=green",
-        "--txt-adopt-from-owner=blue",
-    ])))?;
-    let RegistrySettings::Crd(config) = &s.registry else {
-        panic!("expected the CRD registry, got {:?}", s.registry);
-    };
+    let s = inmemory(&["--registry=crd", "--txt-owner-id=green", "--txt-adopt-from-owner=blue"])?;
+    let config = crd_registry(&s);
     assert_eq!(config.adopt_from.as_deref(), Some("blue"));
     assert_eq!(s.controller.plan.adopt_from.as_deref(), Some("blue"));
-    let s = controller(&flags(&inmemory_with(&[
-        "--registry=crd",
-        "--txt-owner-id=blue",
-        "--txt-release-to-owner=green",
-    ])))?;
+    let s = inmemory(&["--registry=crd", "--txt-owner-id=blue", "--txt-release-to-owner=green"])?;
     assert_eq!(s.controller.plan.release_to.as_deref(), Some("green"));
     let e = controller_err(&inmemory_with(&[
         "--registry=crd",
@@ -591,7 +597,7 @@ fn events_lift_the_kube_request_timeout() -> Result<(), ValidationError> {
 
 #[test]
 fn label_filters_become_server_side_selectors() -> Result<(), ValidationError> {
-    let s = controller(&flags(&inmemory_with(&["--label-filter=app=web"])))?;
+    let s = inmemory(&["--label-filter=app=web"])?;
     let ClusterSettings::ApiServer(kube) = &s.cluster else {
         panic!("expected the API server, got {:?}", s.cluster);
     };
@@ -706,15 +712,12 @@ fn the_provider_write_rate_reaches_every_provider() -> Result<(), ValidationErro
 /// keeps metadata, any other provider refused at startup by name.
 #[test]
 fn txt_ownership_metadata_is_refused_by_a_provider_without_record_metadata() -> Result<(), ValidationError> {
-    let s = controller(&flags(&inmemory_with(&[])))?;
-    let RegistrySettings::Txt(config) = &s.registry else {
-        panic!("expected the TXT registry, got {:?}", s.registry);
-    };
+    let s = inmemory(&[])?;
+    let config = txt_registry(&s);
     assert_eq!(config.store, extdns_registry::OwnershipStore::Txt);
-    let e = controller_err(&inmemory_with(&["--txt-ownership=metadata"]));
-    assert!(
-        e.starts_with("--txt-ownership=metadata: provider inmemory keeps no metadata"),
-        "{e}"
+    assert_refused(
+        &["--txt-ownership=metadata"],
+        "--txt-ownership=metadata: provider inmemory keeps no metadata",
     );
     let e = controller_err(&rfc2136_with(&["--txt-ownership=metadata"]));
     assert!(e.contains("provider rfc2136"), "{e}");

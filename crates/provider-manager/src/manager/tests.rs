@@ -7,65 +7,42 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use extdns_controller::Metrics;
+use extdns_test_support::kube_api::{self, ApiRequest};
 use futures::FutureExt as _;
-use http_body_util::BodyExt as _;
 use kube::runtime::watcher::Event;
 use tokio::sync::{Notify, oneshot};
 
 use super::*;
 use crate::factory::{BuildError, Built, PipelineRequest};
 
-/// One request the fake API server answered.
-#[derive(Debug, Clone)]
-struct Request {
-    method: String,
-    path: String,
-    body: String,
-}
-
 /// Answers a request with an HTTP status and a JSON body.
-type Answer = dyn Fn(&Request) -> (u16, serde_json::Value) + Send + Sync;
+type Answer = dyn Fn(&ApiRequest) -> (u16, serde_json::Value) + Send + Sync;
 
 /// The fake API server: every request logged, each answered by `answer`.
 struct FakeApi {
-    log: Mutex<Vec<Request>>,
+    log: Mutex<Vec<ApiRequest>>,
     answer: Box<Answer>,
 }
 
 impl FakeApi {
     fn client(
-        answer: impl Fn(&Request) -> (u16, serde_json::Value) + Send + Sync + 'static,
+        answer: impl Fn(&ApiRequest) -> (u16, serde_json::Value) + Send + Sync + 'static,
     ) -> (kube::Client, Arc<FakeApi>) {
         let api = Arc::new(FakeApi {
             log: Mutex::new(Vec::new()),
             answer: Box::new(answer),
         });
         let fake = api.clone();
-        let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
-            let fake = fake.clone();
-            async move {
-                let method = request.method().to_string();
-                let path = request.uri().path().to_string();
-                let bytes = request.into_body().collect().await?.to_bytes();
-                let request = Request {
-                    method,
-                    path,
-                    body: String::from_utf8_lossy(&bytes).into_owned(),
-                };
-                let (code, body) = (fake.answer)(&request);
-                fake.log.lock().unwrap_or_else(PoisonError::into_inner).push(request);
-                let response = http::Response::builder()
-                    .status(code)
-                    .header("content-type", "application/json")
-                    .body(kube::client::Body::from(serde_json::to_vec(&body)?))?;
-                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(response)
-            }
+        let client = kube_api::client("extdns", move |request| {
+            let answer = (fake.answer)(&request);
+            fake.log.lock().unwrap_or_else(PoisonError::into_inner).push(request);
+            answer
         });
-        (kube::Client::new(service, "extdns"), api)
+        (client, api)
     }
 
     /// The requests of `method` whose path ends with `suffix`.
-    fn requests(&self, method: &str, suffix: &str) -> Vec<Request> {
+    fn requests(&self, method: &str, suffix: &str) -> Vec<ApiRequest> {
         let log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
         log.iter()
             .filter(|r| r.method == method && r.path.ends_with(suffix))
@@ -76,9 +53,7 @@ impl FakeApi {
 
 /// What the API server says when RBAC refuses.
 fn forbidden() -> (u16, serde_json::Value) {
-    let status = serde_json::json!({ "kind": "Status", "apiVersion": "v1", "status": "Failure",
-                                     "reason": "Forbidden", "message": "forbidden", "code": 403 });
-    (403, status)
+    (403, kube_api::status(403, "Forbidden"))
 }
 
 /// A fake factory: counts its builds, fails them when told, and holds a build until its gate opens.
@@ -186,7 +161,7 @@ impl Harness {
     }
 }
 
-fn answer_ok(request: &Request) -> (u16, serde_json::Value) {
+fn answer_ok(request: &ApiRequest) -> (u16, serde_json::Value) {
     let _ = request;
     (200, serde_json::to_value(provider("a", true)).unwrap_or_default())
 }
@@ -204,7 +179,7 @@ async fn a_failed_build_writes_the_status_once() {
     assert_eq!(factory.builds.load(Ordering::SeqCst), 1);
     let writes = api.requests("PATCH", "/clusterdnsproviders/p/status");
     assert_eq!(writes.len(), 1, "{writes:?}");
-    assert!(writes[0].body.contains("ConfigInvalid") && writes[0].body.contains("--policy: nonsense"));
+    assert!(writes[0].text().contains("ConfigInvalid") && writes[0].text().contains("--policy: nonsense"));
     assert!(h.running().is_none());
 }
 

@@ -165,12 +165,14 @@ fn allowed_routes_malformed_selector_skips_that_listener_only() {
     ]));
     c.add(namespace("apps", &[("team", "foo")]));
     c.add(attached("apps", "web", &["*.example.com"]));
-    let (eps, logs) = warnings(|| run(config(), &c));
+    let (eps, logs) = run_warned(&c);
     assert_eq!(names(&eps), vec!["good.example.com"]);
-    assert!(logs.contains("Gateway infra/gw"), "{logs}");
-    assert!(
-        logs.contains("spec.listeners[bad].allowedRoutes.namespaces.selector"),
-        "{logs}"
+    assert_mentions(
+        &logs,
+        &[
+            "Gateway infra/gw",
+            "spec.listeners[bad].allowedRoutes.namespaces.selector",
+        ],
     );
 }
 
@@ -280,12 +282,9 @@ fn invalid_listener_hostname_skips_that_listener_with_a_warning() {
         http("ok", Some("*.example.com")),
     ]);
     c.add(attached("apps", "web", &["a.example.com", "bad-host.example.com"]));
-    let (eps, logs) = warnings(|| run(config(), &c));
+    let (eps, logs) = run_warned(&c);
     assert_eq!(names(&eps), vec!["a.example.com", "bad-host.example.com"]);
-    assert!(
-        logs.contains("Gateway infra/gw") && logs.contains("spec.listeners[broken].hostname"),
-        "{logs}"
-    );
+    assert_mentions(&logs, &["Gateway infra/gw", "spec.listeners[broken].hostname"]);
 }
 
 #[test]

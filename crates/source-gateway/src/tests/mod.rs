@@ -8,6 +8,7 @@ use extdns_informer::view::{
 };
 use extdns_source::pipeline::testing::lines;
 use extdns_source::{Annotations, Selector, SelectorError, SourceConfig, SourceExt, SourceOutput};
+use extdns_test_support::cli::assert_mentions;
 use extdns_test_support::logs::warnings;
 
 use super::*;
@@ -246,6 +247,11 @@ fn collect(source: &GatewayRouteSource, c: &ClusterStore) -> Result<SourceOutput
 
 fn run(cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {
     run_kind(RouteKind::Http, cfg, c)
+}
+
+/// The default source's endpoints in `c` and the warnings it logged on the way.
+fn run_warned(c: &ClusterStore) -> (Vec<Endpoint>, String) {
+    warnings(|| run(config(), c))
 }
 
 /// The default source's endpoints for `routes` in the usual world.

@@ -93,17 +93,19 @@ fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
         &["web.example.com"],
         &[gw_ref("infra", "gw"), gw_ref("infra", "annotated")],
     ));
-    let (eps, logs) = warnings(|| run(config(), &c));
+    let (eps, logs) = run_warned(&c);
     assert_eq!(lines(&eps), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
-    assert!(
-        logs.contains("Gateway infra/gw") && logs.contains("status.addresses[1].value"),
-        "{logs}"
-    );
-    assert!(logs.contains("status.addresses[2].value"), "{logs}");
-    assert!(logs.contains("not an address") && logs.contains("1.2.3.4:80"), "{logs}");
-    assert!(
-        logs.contains("Gateway infra/annotated") && logs.contains("target annotation"),
-        "{logs}"
+    assert_mentions(
+        &logs,
+        &[
+            "Gateway infra/gw",
+            "status.addresses[1].value",
+            "status.addresses[2].value",
+            "not an address",
+            "1.2.3.4:80",
+            "Gateway infra/annotated",
+            "target annotation",
+        ],
     );
 }
 
@@ -153,10 +155,10 @@ fn ttl_set_identifier_and_provider_specific_come_from_the_route() {
 fn invalid_ttl_annotation_leaves_ttl_unset() {
     let mut c = world();
     c.add(attached("apps", "web", &["web.example.com"]).with_annotation(GA, "ttl", "forever"));
-    let (eps, logs) = warnings(|| run(config(), &c));
+    let (eps, logs) = run_warned(&c);
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].record_ttl, Ttl(0));
-    assert!(logs.contains("HTTPRoute apps/web"), "{logs}");
+    assert_mentions(&logs, &["HTTPRoute apps/web"]);
 }
 
 #[test]

@@ -37,6 +37,17 @@ pub struct Flags<S = ()> {
     pub source: S,
 }
 
+impl<S: Default> Flags<S> {
+    /// The default flags but for the source's own (`Flags::own(Own { kops: true, ..Own::default() })`): what
+    /// every source crate with flags of its own wrote as a local `own`.
+    pub fn own(source: S) -> Self {
+        Flags {
+            source,
+            ..Flags::default()
+        }
+    }
+}
+
 impl<S> Flags<S> {
     /// The configuration the shared flags make. Panics on a filter or template that does not parse.
     pub fn config(&self) -> SourceConfig {
