@@ -8,7 +8,7 @@
 //! to create), so a record set someone changed since the read is left alone and planned again from a new
 //! read, never overwritten; a record is written before its ownership TXT (so a refused record never leaves
 //! an ownership claim on someone else's record set) and a created record whose ownership record fails is
-//! undone, so the two land together; an update that would write a record set as it holds already (the plan's old record: as read, or as extdns wrote it) is not sent
+//! undone, so the two land together; an update that would write a record set as it holds already (as read, or as extdns wrote it) is not sent
 //! (Azure takes one record set a request: the ownership record of a record whose address changed stays as
 //! it is, so a change costs one request, not two); every string of every TXT record is read (external-dns reads the first) and long values are
 //! split at 255 characters as Azure stores them; SRV and PTR records are managed; a name Azure refuses
@@ -75,14 +75,22 @@ pub struct Zone {
 /// Record sets as read, by zone, relative name (lower-case, `@` for the apex) and type.
 type SetKey = (String, String, String);
 
-/// What a read learnt: the zones and each record set's ETag. It serves every write until the next read:
-/// each write extdns makes puts in the ETag Azure answers it with (or takes out the deleted set), so the
-/// next change of that set is conditional on what extdns wrote. What a set holds is not kept: an update
-/// carries it (the plan's old record, as read or as extdns wrote it since).
+/// What extdns knows of one record set: its ETag, and a hash of the properties it holds as extdns writes
+/// them ([`records::properties`] of the record as read, or of what extdns wrote since).
+#[derive(Debug, Clone)]
+struct Known {
+    etag: Option<String>,
+    holds: u64,
+}
+
+/// What a read learnt: the zones and each record set's ETag and content. It serves every write until the
+/// next read: each write extdns makes puts in the ETag Azure answers it with and what it wrote (or takes
+/// out the deleted set), so the next change of that set is conditional on what extdns wrote, and a write
+/// of what the set holds already is known to change nothing.
 /// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 pub struct ReadZones {
     zones: Arc<Vec<Zone>>,
-    sets: std::sync::Mutex<HashMap<SetKey, Option<String>>>,
+    sets: std::sync::Mutex<HashMap<SetKey, Known>>,
 }
 
 impl ReadZones {
@@ -97,18 +105,32 @@ impl ReadZones {
     /// The ETag of `ep`'s record set: `None` when the set was not read (nor written since).
     fn etag(&self, zone: &Zone, ep: &Endpoint) -> Option<Option<String>> {
         let sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
-        sets.get(&Self::key(zone, ep)).cloned()
+        sets.get(&Self::key(zone, ep)).map(|k| k.etag.clone())
     }
 
-    /// Folds in a write Azure accepted: the record set's new ETag, or no set after a delete.
-    fn wrote(&self, zone: &Zone, change: &Change, etag: Option<String>) {
+    /// Whether `ep`'s record set holds `properties` already, as read or as extdns wrote it since.
+    fn holds(&self, zone: &Zone, ep: &Endpoint, properties: &serde_json::Value) -> bool {
+        let sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
+        sets.get(&Self::key(zone, ep))
+            .is_some_and(|k| k.holds == fingerprint(properties))
+    }
+
+    /// Folds in a write Azure accepted (`properties` sent): the record set's new ETag and content, or no
+    /// set after a delete.
+    fn wrote(&self, zone: &Zone, change: &Change, etag: Option<String>, properties: Option<&serde_json::Value>) {
         let mut sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
         let key = Self::key(zone, change.endpoint());
-        match change {
-            Change::Create(_) | Change::Update { .. } => {
-                sets.insert(key, etag);
+        match (change, properties) {
+            (Change::Create(_) | Change::Update { .. }, Some(p)) => {
+                sets.insert(
+                    key,
+                    Known {
+                        etag,
+                        holds: fingerprint(p),
+                    },
+                );
             }
-            Change::Delete(_) => {
+            _ => {
                 sets.remove(&key);
             }
         }
@@ -233,11 +255,10 @@ impl AzureProvider {
                     Some(None) => return Err(Written::Invalid("the record set was read without an ETag".into())),
                     None => return Err(Written::Invalid("the record set was not in the read".into())),
                 };
-                if records::properties(self.config.kind, old).is_ok_and(|held| held == props) {
-                    // Azure takes one record set a request, so a PUT of what the set holds (the plan's old
-                    // record, as read or as extdns wrote it since) is a whole request for nothing: the
-                    // ownership record of a record whose address changed is such a set (the registry pairs
-                    // every record update with one). Its ETag still holds.
+                if read.holds(zone, new, &props) {
+                    // Azure takes one record set a request, so a PUT of what the set holds is a whole
+                    // request for nothing: the ownership record of a record whose address changed is such
+                    // a set (the registry pairs every record update with one). Its ETag still holds.
                     tracing::trace!(record = %ep.dns_name, r#type = rtype, "record set unchanged, not sent");
                     return Ok(Some(when));
                 }
@@ -339,7 +360,12 @@ impl AzureProvider {
             }
             let reason = match written {
                 Ok(etag) => {
-                    read.wrote(zone, change, etag.clone());
+                    let sent = match change {
+                        Change::Delete(_) => None,
+                        Change::Create(ep) => records::properties(kind, ep).ok(),
+                        Change::Update { new, .. } => records::properties(kind, new).ok(),
+                    };
+                    read.wrote(zone, change, etag.clone(), sent.as_ref());
                     if std::ptr::eq(change, unit.change)
                         && let Change::Create(ep) = change
                     {
@@ -408,6 +434,15 @@ enum Written {
     Api(ApiError),
 }
 
+/// A record set's properties as extdns writes them, hashed: what [`ReadZones`] keeps of its content (a word
+/// a set, not the JSON).
+fn fingerprint(properties: &serde_json::Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    properties.to_string().hash(&mut h);
+    h.finish()
+}
+
 /// The record set's name relative to its zone, `@` for the apex, lower-case.
 fn relative(name: &str, zone: &str) -> String {
     let name = name.trim_end_matches('.').to_ascii_lowercase();
@@ -458,8 +493,10 @@ impl IndexedProvider for AzureProvider {
                 let endpoint = Endpoint::new(&name, rtype.clone(), targets.iter().map(String::as_str))
                     .with_ttl(Ttl(ttl))
                     .with_provider_specific(ps);
+                // What it holds as extdns would write it; a set extdns cannot write never matches a write.
+                let holds = records::properties(kind, &endpoint).map_or(0, |p| fingerprint(&p));
                 let key = (zone.name.clone(), relative, rtype.as_str().to_string());
-                known.insert(key, set.etag);
+                known.insert(key, Known { etag: set.etag, holds });
                 endpoints.push(endpoint);
             }
         }
