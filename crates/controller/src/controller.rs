@@ -598,6 +598,7 @@ impl Controller {
         };
         let changes = self.cluster.take_changes();
         if changes.is_empty() {
+            self.metrics.sync_folded_nothing();
             return Ok(Some(SyncReport::default()));
         }
         self.metrics.mark_reconcile();
@@ -619,6 +620,7 @@ impl Controller {
                 "the changed objects publish no names; nothing to plan"
             );
             self.metrics.mark_sync();
+            self.metrics.sync_folded_nothing();
             return Ok(Some(SyncReport::default()));
         }
         if cache.stale {
@@ -768,7 +770,9 @@ impl Controller {
             let (withheld, unknown) = match self.registry.withheld(snapshot, &changes) {
                 Ok(withheld) => (withheld, None),
                 Err(error) => {
-                    warn!(%error, "dry run: cannot work out which changes the registry would withhold");
+                    // Debug only: it would say the same at every sync; the report carries it to `plan`
+                    // and `explain`.
+                    debug!(%error, "dry run: cannot work out which changes the registry would withhold");
                     (Vec::new(), Some(error.to_string()))
                 }
             };

@@ -697,6 +697,12 @@ impl Metrics {
         }
     }
 
+    /// An incremental sync ended with nothing to fold: the status writer's hold for its change ends here,
+    /// not at its one-second limit ([`NameBook::passed`]).
+    pub(crate) fn sync_folded_nothing(&self) {
+        self.names.passed();
+    }
+
     pub(crate) fn observe_owner_mismatches(&self, mismatches: &[OwnerMismatch]) {
         self.owner_mismatch.clear();
         for m in mismatches {

@@ -456,6 +456,12 @@ impl NameBook {
         changed
     }
 
+    /// A sync ended with no outcomes to fold (its changed objects publish no names): told to the
+    /// [`NameBook::folds`] readers all the same, since the change that started it is done with.
+    pub(crate) fn passed(&self) {
+        self.folds.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
     /// A receiver woken after every sync that folded its outcomes in, whether they changed or not: the
     /// sync's write to DNS is done by then. The status writer, which holds its writes back while a change
     /// of the view is on its way to DNS, waits for it.

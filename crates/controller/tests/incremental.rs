@@ -397,3 +397,20 @@ async fn the_deletion_guard_holds_back_a_mass_delete_in_an_incremental_sync() ->
     assert_eq!(s.answer(&format!("n39.{ZONE}"), RecordType::A).await, ["192.0.2.50"]);
     Ok(())
 }
+
+/// The status writer holds its writes from a change until a sync says it is done with it; a sync whose
+/// changes publish nothing (or that finds no change) says so too, or every such change would hold the
+/// writes for the whole of the hold's limit.
+#[tokio::test]
+async fn a_sync_with_nothing_to_fold_still_tells_it_is_done() -> Result<(), Box<dyn std::error::Error>> {
+    let (mut s, _) = Setup::synced().await?;
+    let mut folds = s.controller.metrics().names().folds();
+    folds.mark_unchanged();
+    s.cluster.apply_event(Event::Apply(pod("unrelated", "10.9.9.9")));
+    assert_eq!(s.incremental().await, Vec::<String>::new());
+    assert!(folds.has_changed().unwrap_or(false), "a change that publishes nothing");
+    folds.mark_unchanged();
+    assert_eq!(s.incremental().await, Vec::<String>::new());
+    assert!(folds.has_changed().unwrap_or(false), "no change at all");
+    Ok(())
+}

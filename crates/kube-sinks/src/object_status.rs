@@ -30,6 +30,7 @@
 //! retried, until the object's outcome changes again.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -439,10 +440,13 @@ impl StatusWriter {
         // Nothing considered yet (or forgotten by a follower): every map is checked against the book.
         let afresh = self.considered.is_empty();
         for (key, names) in statuses.iter_shared() {
-            if self.considered.get(key).is_some_and(|seen| Arc::ptr_eq(seen, names)) {
-                continue;
+            match self.considered.get_mut(key) {
+                Some(seen) if Arc::ptr_eq(seen, names) => continue,
+                Some(seen) => *seen = names.clone(),
+                None => {
+                    self.considered.insert(key.clone(), names.clone());
+                }
             }
-            self.considered.insert(key.clone(), names.clone());
             let Some(_) = mechanism(key.kind) else { continue };
             let Some(status) = status_of(names) else {
                 // No status any more: what was queued or written of it is forgotten.
@@ -486,14 +490,24 @@ impl StatusWriter {
             return Some(now);
         }
         let mut failed = Vec::new();
-        // One key at a time, not the whole backlog copied at each call: the first sync queues every object.
-        // What was taken and failed is out of `pending` until the burst ends, so it is not picked twice.
-        while let Some(key) = self
-            .pending
-            .keys()
-            .find(|k| !self.forbidden.contains_key(&(k.kind, k.namespace.clone())))
-            .cloned()
-        {
+        // One key at a time from a cursor, not the whole backlog copied at each call (the first sync queues
+        // every object), and each key looked at once a burst.
+        let mut after: Option<ObjectKey> = None;
+        loop {
+            let from = match &after {
+                Some(k) => Bound::Excluded(k),
+                None => Bound::Unbounded,
+            };
+            let Some(key) = self
+                .pending
+                .range::<ObjectKey, _>((from, Bound::Unbounded))
+                .map(|(k, _)| k)
+                .find(|k| !self.forbidden.contains_key(&(k.kind, k.namespace.clone())))
+                .cloned()
+            else {
+                break;
+            };
+            after = Some(key.clone());
             if self.view_moved() {
                 // A change is on its way to DNS: the rest waits for its sync. What failed in this burst
                 // goes back to pending first, or it would wait for the next change of the book.
