@@ -297,10 +297,15 @@ mod tests {
 
     /// A signed example.org. of `names` hosts, each an A set.
     fn hosts(names: usize, key: &ZoneKey) -> (Zones, Name) {
+        hosts_with(names, key, Limits::default())
+    }
+
+    /// [`hosts`] with the limits given.
+    fn hosts_with(names: usize, key: &ZoneKey, limits: Limits) -> (Zones, Name) {
         let mut config = zone_config("example.org.");
         config.dnssec = Some(DnssecConfig::new(key.clone()));
         let origin = config.origin.clone();
-        let zones = Zones::new(&[config], 7, Limits::default());
+        let zones = Zones::new(&[config], 7, limits);
         {
             let mut all = zones.write();
             let zone = all.zone_for_mut(&LowerName::new(&origin)).expect("zone");
@@ -465,6 +470,60 @@ mod tests {
         // are told, and transfer the zone, after the re-signing too.
         assert_eq!(*writes.borrow() - before, 2);
         assert!(crate::zones::after(zones.read().zones()[0].serial(), rekeyed));
+    }
+
+    /// Whether the journal's diff from `from` keeps a signing state to start a signed IXFR from.
+    fn diff_from_has_start(zones: &Zones, from: u32) -> bool {
+        let set = zones.read();
+        let mut diffs = set.zones()[0].journal().since(from).expect("journalled");
+        diffs.next().expect("a diff").signed_from.is_some()
+    }
+
+    #[test]
+    fn a_serial_whose_signatures_changed_under_it_is_no_ixfr_starting_point() {
+        let (old, new) = (key(), key());
+        // One replica: every serial is final, so IXFR is answered from any.
+        let one_replica = Limits {
+            serial_cell: None,
+            ..Limits::default()
+        };
+        let (zones, origin) = hosts_with(RENEW_BATCH + 3, &old, one_replica);
+        let now = crate::dnssec::now();
+        // A serial published once, then left by a plain write: its diff starts from its signing. (The
+        // serial the hosts were written under without a commit has none.)
+        let commit = |zones: &Zones| {
+            zones
+                .write()
+                .zones_mut()
+                .first_mut()
+                .expect("zone")
+                .commit(now, Vec::new(), Vec::new());
+        };
+        commit(&zones);
+        let plain = serial(&zones);
+        commit(&zones);
+        assert!(diff_from_has_start(&zones, plain));
+
+        let keys = ZoneKeys {
+            signer: new,
+            standby: Some(old),
+        };
+        assert!(rekey(&zones, &origin, &keys, now).expect("rekeys"));
+        let rekeyed = serial(&zones);
+        // One batch re-signed under the rekey's serial, which does not move: a secondary that took
+        // `rekeyed` before it holds the old key's signatures for those sets.
+        let due = zones.read().zones()[0].signing().expect("signed").due(now, RENEW_BATCH);
+        {
+            let mut set = zones.write();
+            let zone = set.zones_mut().first_mut().expect("zone");
+            assert_eq!(resign_listed(zone, &due, now), RENEW_BATCH);
+        }
+        assert_eq!(serial(&zones), rekeyed);
+        commit(&zones);
+        assert!(
+            !diff_from_has_start(&zones, rekeyed),
+            "an IXFR from the rekey's serial is answered whole"
+        );
     }
 
     #[tokio::test]

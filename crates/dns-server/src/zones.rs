@@ -237,8 +237,10 @@ pub struct Zone {
     /// How the serial settles: the content's digest and the span of its last change.
     settling: Settling,
     /// A signed zone's signing as last published, with the serial it was published under: the state
-    /// the next diff starts from, which a signed IXFR compares the current one with.
-    published: Option<(u32, Arc<ZoneSigning>)>,
+    /// the next diff starts from, which a signed IXFR compares the current one with. `None` beside the
+    /// serial when signatures changed under it (a rekey's batch, a renewal pass that moved no serial):
+    /// a secondary holding that serial may hold either signing, so no diff can start from it.
+    published: Option<(u32, Option<Arc<ZoneSigning>>)>,
 }
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
@@ -454,9 +456,26 @@ impl Zone {
         zone
     }
 
-    /// Notes the signing state as it is published now, under the current serial.
+    /// Notes the signing state as it is published now, under the current serial. A serial already
+    /// published with other signatures loses its starting point for good: a secondary may have taken
+    /// it before the change or after, so an IXFR from it is answered whole rather than leave the
+    /// secondary the signatures it holds but the diff does not remove.
     fn publish(&mut self) {
-        self.published = self.signing.clone().map(|s| (self.serial, s));
+        let Some(signing) = &self.signing else {
+            self.published = None;
+            return;
+        };
+        let same_serial = self
+            .published
+            .as_ref()
+            .and_then(|(serial, old)| (*serial == self.serial).then_some(old));
+        self.published = match same_serial {
+            // Re-published unchanged: the starting point stays.
+            Some(Some(old)) if Arc::ptr_eq(old, signing) => return,
+            // Changed (or changed before) under the same serial: no starting point.
+            Some(_) => Some((self.serial, None)),
+            None => Some((self.serial, Some(signing.clone()))),
+        };
     }
 
     /// The zone's apex.
@@ -851,7 +870,7 @@ impl Zone {
             .published
             .as_ref()
             .filter(|(serial, _)| *serial == from)
-            .map(|(_, signing)| signing.clone());
+            .and_then(|(_, signing)| signing.clone());
         self.journal.push(
             Diff {
                 from,
