@@ -380,7 +380,7 @@ fn signed_ixfr_records(zone: &Zone, soa: &Record, client: u32) -> Option<Vec<Rec
     }
     let mut diffs: Vec<&Diff> = zone.journal().since(client)?.collect();
     let old = diffs.first()?.signed_from.clone()?;
-    let (removed, added) = zone.signing()?.changes_since(&old);
+    let (removed, added) = zone.signing()?.changes_since(&old)?;
     let mut last = diffs.pop()?.clone();
     last.removed.extend(removed);
     last.added.extend(added);
@@ -921,5 +921,34 @@ mod tests {
             signed_ixfr_records(zone, &zone.soa(), 12_345).is_none(),
             "not in the journal"
         );
+        let (from, held) = (zone.serial(), held_records(zone));
+        drop(set);
+
+        // The delegation goes: its glue's signatures, kept all along, are transferred again.
+        {
+            let mut all = zones.write();
+            let zone = &mut all.zones_mut()[0];
+            let owner = name("sub.example.org.");
+            let old = zone
+                .remove(&LowerName::new(&owner), RecordType::NS)
+                .expect("the delegation");
+            let removed: Vec<Record> = old.records(&owner).collect();
+            zone.commit(crate::dnssec::now(), removed, Vec::new());
+        }
+        let set = zones.read();
+        let zone = &set.zones()[0];
+        if let Some(answer) = signed_ixfr_records(zone, &zone.soa(), from) {
+            assert_eq!(sorted_text(apply_ixfr(held, &answer).iter()), axfr_text(zone));
+        }
+    }
+
+    /// The records of `zone`'s AXFR but the SOA.
+    fn held_records(zone: &Zone) -> Vec<Record> {
+        SignedZone::snapshot(zone, zone.soa())
+            .map(SignedZone::records)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.record_type() != RecordType::SOA)
+            .collect()
     }
 }

@@ -472,7 +472,15 @@ impl ZoneSigning {
     /// published it) and `self`, as (removed, added): what an IXFR from that serial sends beside the
     /// data's own changes. Only the shards the two do not share are walked, so a renewal round or a
     /// write costs what it changed.
-    pub(crate) fn changes_since(&self, old: &ZoneSigning) -> (Vec<Record>, Vec<Record>) {
+    ///
+    /// `None` when a delegation came or went between them: the names below it became glue (their
+    /// signatures no longer transferred) or stopped being glue (their signatures transferred again),
+    /// though their signature shards did not change, so the walk would miss them; the answer is then
+    /// the whole zone, as rare as such a change is.
+    pub(crate) fn changes_since(&self, old: &ZoneSigning) -> Option<(Vec<Record>, Vec<Record>)> {
+        if !self.cuts.same_names(&old.cuts) {
+            return None;
+        }
         let (mut removed, mut added) = (Vec::new(), Vec::new());
         for ((owner, _), before, after) in self.signatures.changes_since(&old.signatures) {
             // Glue's signatures are kept but never transferred (as the AXFR leaves them out).
@@ -501,7 +509,7 @@ impl ZoneSigning {
                 }
             }
         }
-        (removed, added)
+        Some((removed, added))
     }
 
     /// Whether `name` is below one of the zone's delegations: glue, which a transfer sends without
