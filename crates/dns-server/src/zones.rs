@@ -241,6 +241,9 @@ pub struct Zone {
     /// serial when signatures changed under it (a rekey's batch, a renewal pass that moved no serial):
     /// a secondary holding that serial may hold either signing, so no diff can start from it.
     published: Option<(u32, Option<Arc<ZoneSigning>>)>,
+    /// Sets re-signed since the serial last moved (renewal, rekey batches): the next diff's weight in
+    /// the journal, which pins the signing state they replaced.
+    resigned: usize,
 }
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
@@ -401,6 +404,7 @@ impl Zone {
             signing: None,
             settling: Settling::new(limits.serial_cell),
             published: None,
+            resigned: 0,
             config: Arc::new(config),
         };
         let apex = zone.config.origin.clone();
@@ -647,10 +651,12 @@ impl Zone {
         now: u32,
     ) -> Result<bool, crate::dnssec::DnssecError> {
         if record_type == RecordType::NSEC {
-            return match self.signing.as_mut().map(Arc::make_mut) {
-                Some(signing) => signing.resign_link(name, now),
-                None => Ok(false),
+            let resigned = match self.signing.as_mut().map(Arc::make_mut) {
+                Some(signing) => signing.resign_link(name, now)?,
+                None => false,
             };
+            self.resigned += usize::from(resigned);
+            return Ok(resigned);
         }
         let (Some(node), Some(signing)) = (self.nodes.get(name), self.signing.as_mut().map(Arc::make_mut)) else {
             return Ok(false);
@@ -660,6 +666,7 @@ impl Zone {
             return Ok(false);
         };
         signing.sign_set(node.name(), set.ttl, &set.data.to_vec(), now)?;
+        self.resigned += 1;
         Ok(true)
     }
 
@@ -879,6 +886,7 @@ impl Zone {
                 added,
                 from_shared,
                 signed_from,
+                resigned: std::mem::take(&mut self.resigned),
             },
             max_records,
         );
@@ -959,6 +967,9 @@ pub struct Diff {
     /// changed between them and the current ones beside the data's diffs. It shares every shard the
     /// writes since did not change, so it holds what they replaced.
     pub signed_from: Option<Arc<ZoneSigning>>,
+    /// Sets re-signed under `from` or by this change: records in all but name, as the signing state
+    /// `signed_from` pins holds what they replaced, so the journal's bound counts them.
+    pub resigned: usize,
 }
 
 /// Records a journal may always hold, however small its zone.
@@ -975,8 +986,9 @@ pub struct Journal {
 }
 
 impl Diff {
+    /// The diff's weight in the journal: its records and the sets it re-signed.
     fn len(&self) -> usize {
-        self.removed.len() + self.added.len()
+        self.removed.len() + self.added.len() + self.resigned
     }
 }
 
@@ -1440,6 +1452,30 @@ pub(crate) mod tests {
         assert!(
             before.zones()[0].journal().since(1).is_none(),
             "the old snapshot's journal is its own"
+        );
+    }
+
+    #[test]
+    fn re_signed_sets_weigh_in_the_journals_bound() {
+        let diff = |from: u32| Diff {
+            from,
+            to: from + 1,
+            removed: Vec::new(),
+            added: Vec::new(),
+            from_shared: true,
+            signed_from: None,
+            resigned: 600,
+        };
+        let mut journal = Journal::new(100);
+        journal.push(diff(1), 1_000);
+        journal.push(diff(2), 1_000);
+        // Two renewal passes of 600 sets each pin more signatures than 1,000 records: the older goes.
+        assert!(journal.since(1).is_none(), "the first renewal is evicted");
+        assert_eq!(journal.since(2).map(Iterator::count), Some(1));
+        journal.push(diff(3), 500);
+        assert!(
+            journal.since(3).is_none(),
+            "a renewal larger than the bound empties the journal"
         );
     }
 

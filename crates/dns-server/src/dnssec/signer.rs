@@ -540,6 +540,11 @@ impl ZoneSigning {
         self.signatures.len()
     }
 
+    /// Names in the NSEC chain: each an NSEC and its signature in a transfer.
+    pub fn chain_len(&self) -> usize {
+        self.chain.len()
+    }
+
     /// Whether no set is signed yet.
     pub fn is_empty(&self) -> bool {
         self.signatures.len() == 0
