@@ -70,10 +70,15 @@ pub fn renew(zones: &Zones, now: u32) -> usize {
     renewed
 }
 
-/// Signs `sets` of `zone` again at `now` (under the write lock its caller holds); how many still existed.
+/// Signs `sets` of `zone` again at `now` (under the write lock its caller holds); how many still existed
+/// and were still due. The listing was made under the read lock: another pass may have re-signed a set
+/// since, and signing it again would be wasted work and a needless change of its signature.
 fn resign_listed(zone: &mut Zone, sets: &[(LowerName, RecordType)], now: u32) -> usize {
     let mut renewed = 0;
     for (owner, record_type) in sets {
+        if !zone.signing().is_some_and(|s| s.still_due(owner, *record_type, now)) {
+            continue;
+        }
         match zone.resign(owner, *record_type, now) {
             Ok(true) => renewed += 1,
             Ok(false) => {}
@@ -524,6 +529,27 @@ mod tests {
             !diff_from_has_start(&zones, rekeyed),
             "an IXFR from the rekey's serial is answered whole"
         );
+    }
+
+    #[test]
+    fn a_listing_another_pass_acted_on_re_signs_nothing_and_moves_no_serial() {
+        let (zones, _) = hosts(20, &key());
+        let period = zones.read().zones()[0].signing().expect("signed").renewal_period();
+        let later = crate::dnssec::now() + period;
+        // Two passes list the same round from the same snapshot; the first acts on it whole.
+        let (listed, round) = {
+            let set = zones.read();
+            let signing = set.zones()[0].signing().expect("signed");
+            (signing.due(later, RENEW_BATCH), signing.round(later).expect("a round"))
+        };
+        assert!(listed.len() > 20, "{}", listed.len());
+        assert!(renew(&zones, later) >= listed.len());
+        let moved = serial(&zones);
+        let mut set = zones.write();
+        let zone = set.zones_mut().first_mut().expect("zone");
+        assert_eq!(resign_listed(zone, &listed, later), 0, "nothing still due");
+        assert!(!zone.renewed(round, later), "the round was entered");
+        assert_eq!(zone.serial(), moved);
     }
 
     #[tokio::test]

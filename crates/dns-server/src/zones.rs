@@ -828,6 +828,11 @@ impl Zone {
     /// already passed it (alike on every replica; the signatures go with the next serial), or is left to
     /// the change settling now. Whether the serial moved; nothing happens to an unsigned zone.
     pub(crate) fn renewed(&mut self, round: u32, now: u32) -> bool {
+        // Two passes may list the same round (the renewal task's and a settling's, see notify.rs): the
+        // second finds it entered, and moves nothing.
+        if !self.signing.as_ref().is_some_and(|s| s.is_new_round(round)) {
+            return false;
+        }
         let Some(signing) = self.signing.as_mut().map(Arc::make_mut) else {
             return false;
         };

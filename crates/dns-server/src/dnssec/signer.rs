@@ -298,6 +298,24 @@ impl ZoneSigning {
         self.round = round;
     }
 
+    /// Whether `round` is after the last round entered: a renewal listed before another pass entered
+    /// it must not enter it (and move the serial) a second time.
+    pub(crate) fn is_new_round(&self, round: u32) -> bool {
+        crate::zones::after(round, self.round)
+    }
+
+    /// Whether the set (`name`, `record_type`), or the NSEC at `name`, is still due at `now`: a listing
+    /// made before another pass re-signed it must not re-sign it again. A set without a signature is
+    /// left to the re-signing to find gone.
+    pub(crate) fn still_due(&self, name: &LowerName, record_type: RecordType, now: u32) -> bool {
+        let signature = if record_type == RecordType::NSEC {
+            self.links.get(name).map(|l| &l.signature)
+        } else {
+            self.signatures.get(&(name.clone(), record_type))
+        };
+        signature.is_none_or(|s| self.is_due(s, now))
+    }
+
     /// Seconds between two renewals of a set: half the validity, cut to whole slots.
     pub fn renewal_period(&self) -> u32 {
         self.period
