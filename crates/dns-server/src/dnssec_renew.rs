@@ -552,6 +552,49 @@ mod tests {
         assert_eq!(zone.serial(), moved);
     }
 
+    #[test]
+    fn a_change_in_the_rounds_own_span_settles_alike_whether_it_came_before_or_after_the_round() {
+        let key = key();
+        let (one, _) = hosts(20, &key);
+        let (two, _) = hosts(20, &key);
+        let period = one.read().zones()[0].signing().expect("signed").renewal_period();
+        let later = crate::dnssec::now() + period;
+        let round = one.read().zones()[0]
+            .signing()
+            .expect("signed")
+            .round(later)
+            .expect("a round");
+        let cell = 10;
+        assert_eq!(Limits::default().serial_cell, Some(Duration::from_secs(cell.into())));
+        let write = |zones: &Zones, at: u32| {
+            let mut all = zones.write();
+            let zone = all.zones_mut().first_mut().expect("zone");
+            zone.put(&name("new.example.org."), set(vec![a("192.0.2.9")]));
+            zone.commit(at, Vec::new(), Vec::new());
+        };
+        // Replica one enters the round at its instant, then takes a change in the same span.
+        if round % cell == cell - 1 {
+            return; // no second left in the span for the change (one round in ten)
+        }
+        assert!(renew(&one, round) > 0);
+        write(&one, round + 1);
+        // Replica two takes the change first, and enters the round later.
+        write(&two, round + 1);
+        let end = (round / cell + 1) * cell;
+        for zones in [&one, &two] {
+            zones.settle(end);
+        }
+        assert!(renew(&two, end + 30) > 0);
+        for zones in [&one, &two] {
+            zones.settle(end + 60);
+        }
+        assert_eq!(
+            serial(&one),
+            serial(&two),
+            "the same records and round: the same serial"
+        );
+    }
+
     #[tokio::test]
     async fn a_rekey_that_fails_is_tried_again_until_it_succeeds() {
         let (old, new) = (key(), key());

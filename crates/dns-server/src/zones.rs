@@ -843,6 +843,17 @@ impl Zone {
                 true
             }
             RoundSerial::Settling => false,
+            // Entered within the round's own span: a change may still come in it, and a replica that
+            // takes that change before entering the round settles on the serial of the content the
+            // span ends with. So this one waits for the span's end too (a provisional serial now,
+            // settled as for a change in that span), rather than take the round's serial at once and
+            // pass the change's settled serial by one, a serial no other replica gives that content.
+            RoundSerial::Shared(serial)
+                if after(serial, self.serial) && self.settling.cell.is_some_and(|cell| now / cell == round / cell) =>
+            {
+                self.commit(now, Vec::new(), Vec::new());
+                true
+            }
             RoundSerial::Shared(serial) if after(serial, self.serial) => {
                 let from_shared = self.settling.shared;
                 self.settling.shared = true;
