@@ -70,10 +70,15 @@ pub fn renew(zones: &Zones, now: u32) -> usize {
     renewed
 }
 
-/// Signs `sets` of `zone` again at `now` (under the write lock its caller holds); how many still existed.
+/// Signs `sets` of `zone` again at `now` (under the write lock its caller holds); how many still existed
+/// and were still due. The listing was made under the read lock: another pass may have re-signed a set
+/// since, and signing it again would be wasted work and a needless change of its signature.
 fn resign_listed(zone: &mut Zone, sets: &[(LowerName, RecordType)], now: u32) -> usize {
     let mut renewed = 0;
     for (owner, record_type) in sets {
+        if !zone.signing().is_some_and(|s| s.still_due(owner, *record_type, now)) {
+            continue;
+        }
         match zone.resign(owner, *record_type, now) {
             Ok(true) => renewed += 1,
             Ok(false) => {}
@@ -297,10 +302,15 @@ mod tests {
 
     /// A signed example.org. of `names` hosts, each an A set.
     fn hosts(names: usize, key: &ZoneKey) -> (Zones, Name) {
+        hosts_with(names, key, Limits::default())
+    }
+
+    /// [`hosts`] with the limits given.
+    fn hosts_with(names: usize, key: &ZoneKey, limits: Limits) -> (Zones, Name) {
         let mut config = zone_config("example.org.");
         config.dnssec = Some(DnssecConfig::new(key.clone()));
         let origin = config.origin.clone();
-        let zones = Zones::new(&[config], 7, Limits::default());
+        let zones = Zones::new(&[config], 7, limits);
         {
             let mut all = zones.write();
             let zone = all.zone_for_mut(&LowerName::new(&origin)).expect("zone");
@@ -465,6 +475,124 @@ mod tests {
         // are told, and transfer the zone, after the re-signing too.
         assert_eq!(*writes.borrow() - before, 2);
         assert!(crate::zones::after(zones.read().zones()[0].serial(), rekeyed));
+    }
+
+    /// Whether the journal's diff from `from` keeps a signing state to start a signed IXFR from.
+    fn diff_from_has_start(zones: &Zones, from: u32) -> bool {
+        let set = zones.read();
+        let mut diffs = set.zones()[0].journal().since(from).expect("journalled");
+        diffs.next().expect("a diff").signed_from.is_some()
+    }
+
+    #[test]
+    fn a_serial_whose_signatures_changed_under_it_is_no_ixfr_starting_point() {
+        let (old, new) = (key(), key());
+        // One replica: every serial is final, so IXFR is answered from any.
+        let one_replica = Limits {
+            serial_cell: None,
+            ..Limits::default()
+        };
+        let (zones, origin) = hosts_with(RENEW_BATCH + 3, &old, one_replica);
+        let now = crate::dnssec::now();
+        // A serial published once, then left by a plain write: its diff starts from its signing. (The
+        // serial the hosts were written under without a commit has none.)
+        let commit = |zones: &Zones| {
+            zones
+                .write()
+                .zones_mut()
+                .first_mut()
+                .expect("zone")
+                .commit(now, Vec::new(), Vec::new());
+        };
+        commit(&zones);
+        let plain = serial(&zones);
+        commit(&zones);
+        assert!(diff_from_has_start(&zones, plain));
+
+        let keys = ZoneKeys {
+            signer: new,
+            standby: Some(old),
+        };
+        assert!(rekey(&zones, &origin, &keys, now).expect("rekeys"));
+        let rekeyed = serial(&zones);
+        // One batch re-signed under the rekey's serial, which does not move: a secondary that took
+        // `rekeyed` before it holds the old key's signatures for those sets.
+        let due = zones.read().zones()[0].signing().expect("signed").due(now, RENEW_BATCH);
+        {
+            let mut set = zones.write();
+            let zone = set.zones_mut().first_mut().expect("zone");
+            assert_eq!(resign_listed(zone, &due, now), RENEW_BATCH);
+        }
+        assert_eq!(serial(&zones), rekeyed);
+        commit(&zones);
+        assert!(
+            !diff_from_has_start(&zones, rekeyed),
+            "an IXFR from the rekey's serial is answered whole"
+        );
+    }
+
+    #[test]
+    fn a_listing_another_pass_acted_on_re_signs_nothing_and_moves_no_serial() {
+        let (zones, _) = hosts(20, &key());
+        let period = zones.read().zones()[0].signing().expect("signed").renewal_period();
+        let later = crate::dnssec::now() + period;
+        // Two passes list the same round from the same snapshot; the first acts on it whole.
+        let (listed, round) = {
+            let set = zones.read();
+            let signing = set.zones()[0].signing().expect("signed");
+            (signing.due(later, RENEW_BATCH), signing.round(later).expect("a round"))
+        };
+        assert!(listed.len() > 20, "{}", listed.len());
+        assert!(renew(&zones, later) >= listed.len());
+        let moved = serial(&zones);
+        let mut set = zones.write();
+        let zone = set.zones_mut().first_mut().expect("zone");
+        assert_eq!(resign_listed(zone, &listed, later), 0, "nothing still due");
+        assert!(!zone.renewed(round, later), "the round was entered");
+        assert_eq!(zone.serial(), moved);
+    }
+
+    #[test]
+    fn a_change_in_the_rounds_own_span_settles_alike_whether_it_came_before_or_after_the_round() {
+        let key = key();
+        let (one, _) = hosts(20, &key);
+        let (two, _) = hosts(20, &key);
+        let period = one.read().zones()[0].signing().expect("signed").renewal_period();
+        let later = crate::dnssec::now() + period;
+        let round = one.read().zones()[0]
+            .signing()
+            .expect("signed")
+            .round(later)
+            .expect("a round");
+        let cell = 10;
+        assert_eq!(Limits::default().serial_cell, Some(Duration::from_secs(cell.into())));
+        let write = |zones: &Zones, at: u32| {
+            let mut all = zones.write();
+            let zone = all.zones_mut().first_mut().expect("zone");
+            zone.put(&name("new.example.org."), set(vec![a("192.0.2.9")]));
+            zone.commit(at, Vec::new(), Vec::new());
+        };
+        // Replica one enters the round at its instant, then takes a change in the same span.
+        if round % cell == cell - 1 {
+            return; // no second left in the span for the change (one round in ten)
+        }
+        assert!(renew(&one, round) > 0);
+        write(&one, round + 1);
+        // Replica two takes the change first, and enters the round later.
+        write(&two, round + 1);
+        let end = (round / cell + 1) * cell;
+        for zones in [&one, &two] {
+            zones.settle(end);
+        }
+        assert!(renew(&two, end + 30) > 0);
+        for zones in [&one, &two] {
+            zones.settle(end + 60);
+        }
+        assert_eq!(
+            serial(&one),
+            serial(&two),
+            "the same records and round: the same serial"
+        );
     }
 
     #[tokio::test]

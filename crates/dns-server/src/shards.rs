@@ -67,14 +67,15 @@ impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
     /// walked; an entry of such a shard that the copy left alone comes with both values, equal.
     pub(crate) fn changes_since<'a>(&'a self, old: &'a Self) -> Vec<(&'a K, Option<&'a V>, Option<&'a V>)> {
         let mut changes = Vec::new();
-        for (new, old) in self.0.unshared(&old.0) {
-            // A shard holds a dozen entries or so: a scan of the other side is the cheapest lookup.
-            let find = |entries: &'a [(K, V)], key: &K| entries.iter().find(|(k, _)| k == key).map(|(_, v)| v);
-            for (key, value) in old {
-                changes.push((key, Some(value), find(new, key)));
+        for (new_entries, old_entries) in self.0.unshared(&old.0) {
+            // A shard of a large zone holds a thousand entries or more: each key is found on the other
+            // side by its hash (the copies share the hasher) and a binary search, not a scan, which
+            // would make a renewal round's IXFR quadratic in the shard's size.
+            for (key, value) in old_entries {
+                changes.push((key, Some(value), self.get(key)));
             }
-            for (key, value) in new {
-                if find(old, key).is_none() {
+            for (key, value) in new_entries {
+                if old.get(key).is_none() {
                     changes.push((key, None, Some(value)));
                 }
             }
@@ -121,5 +122,33 @@ mod tests {
         values.sort_unstable();
         assert_eq!(values.len(), 5_000);
         assert_eq!(values.last(), Some(&4_999));
+    }
+
+    #[test]
+    fn the_changes_since_a_copy_are_each_changed_added_and_removed_key_once() {
+        // Dense shards (a hundred entries each), as a large zone's are.
+        let mut map: ShardedMap<String, u32> = ShardedMap::new();
+        for i in 0..100_000 {
+            map.insert(format!("k{i}"), i);
+        }
+        let mut copy = map.clone();
+        copy.insert("k1".into(), 100);
+        copy.insert("new".into(), 7);
+        copy.remove("k2");
+        let mut changed: Vec<(String, Option<u32>, Option<u32>)> = copy
+            .changes_since(&map)
+            .into_iter()
+            .filter(|(_, before, after)| before != after)
+            .map(|(k, before, after)| (k.clone(), before.copied(), after.copied()))
+            .collect();
+        changed.sort();
+        assert_eq!(
+            changed,
+            vec![
+                ("k1".to_string(), Some(1), Some(100)),
+                ("k2".to_string(), Some(2), None),
+                ("new".to_string(), None, Some(7)),
+            ]
+        );
     }
 }

@@ -380,10 +380,22 @@ fn signed_ixfr_records(zone: &Zone, soa: &Record, client: u32) -> Option<Vec<Rec
     }
     let mut diffs: Vec<&Diff> = zone.journal().since(client)?.collect();
     let old = diffs.first()?.signed_from.clone()?;
-    let (removed, added) = zone.signing()?.changes_since(&old);
+    let (removed, added) = zone.signing()?.changes_since(&old)?;
     let mut last = diffs.pop()?.clone();
     last.removed.extend(removed);
     last.added.extend(added);
+    // An answer is bounded by the zone it updates: every record of the signed zone (its data, a
+    // signature per set, an NSEC and its signature per name) replaced once is a deletion and an
+    // addition each, twice the zone. A renewal round re-signing the whole zone stays within that and
+    // goes as its changes; more means diffs piling up on the same names, and the whole zone is the
+    // smaller answer.
+    let changed: usize =
+        diffs.iter().map(|d| d.removed.len() + d.added.len()).sum::<usize>() + last.removed.len() + last.added.len();
+    let signing = zone.signing()?;
+    let whole = zone.record_count() + signing.len() + 2 * signing.chain_len();
+    if changed > 2 * whole {
+        return None;
+    }
     Some(ixfr_records(soa, diffs.into_iter().chain(std::iter::once(&last))))
 }
 
@@ -474,6 +486,7 @@ mod tests {
                 added: vec![a("web.example.org.", [192, 0, 2, 1])],
                 from_shared: true,
                 signed_from: None,
+                resigned: 0,
             },
             Diff {
                 from: 11,
@@ -482,6 +495,7 @@ mod tests {
                 added: vec![a("web.example.org.", [192, 0, 2, 2])],
                 from_shared: true,
                 signed_from: None,
+                resigned: 0,
             },
         ];
         let records = ixfr_records(&soa(12), diffs.iter());
@@ -921,5 +935,76 @@ mod tests {
             signed_ixfr_records(zone, &zone.soa(), 12_345).is_none(),
             "not in the journal"
         );
+        let (from, held) = (zone.serial(), held_records(zone));
+        drop(set);
+
+        // The delegation goes: its glue's signatures, kept all along, are transferred again.
+        {
+            let mut all = zones.write();
+            let zone = &mut all.zones_mut()[0];
+            let owner = name("sub.example.org.");
+            let old = zone
+                .remove(&LowerName::new(&owner), RecordType::NS)
+                .expect("the delegation");
+            let removed: Vec<Record> = old.records(&owner).collect();
+            zone.commit(crate::dnssec::now(), removed, Vec::new());
+        }
+        let set = zones.read();
+        let zone = &set.zones()[0];
+        if let Some(answer) = signed_ixfr_records(zone, &zone.soa(), from) {
+            assert_eq!(sorted_text(apply_ixfr(held, &answer).iter()), axfr_text(zone));
+        }
+    }
+
+    #[test]
+    fn a_signed_ixfr_larger_than_twice_the_zone_is_answered_whole() {
+        use crate::answer::tests::{a as a_set, name, set};
+
+        let mut config = crate::zones::tests::zone_config("example.org.");
+        let key = crate::dnssec::ZoneKey::generate(crate::dnssec::KeyAlgorithm::EcdsaP256).expect("a key");
+        config.dnssec = Some(crate::dnssec::DnssecConfig::new(key));
+        let limits = crate::config::Limits {
+            serial_cell: None,
+            ..crate::config::Limits::default()
+        };
+        let zones = Zones::new(&[config], 5, limits);
+        let owner = name("web.example.org.");
+        // One name's address changed again and again: each diff is small, their sum is not.
+        let toggle = |n: usize| {
+            let mut all = zones.write();
+            let zone = &mut all.zones_mut()[0];
+            let new = set(vec![a_set(if n.is_multiple_of(2) { "192.0.2.1" } else { "192.0.2.2" })]);
+            let added: Vec<Record> = new.records(&owner).collect();
+            let removed: Vec<Record> = zone
+                .put(&owner, new)
+                .map(|old| old.records(&owner).collect())
+                .unwrap_or_default();
+            zone.commit(crate::dnssec::now(), removed, added);
+        };
+        toggle(0);
+        let from = zones.read().zones()[0].serial();
+        toggle(1);
+        let set = zones.read();
+        let zone = &set.zones()[0];
+        assert!(signed_ixfr_records(zone, &zone.soa(), from).is_some(), "a small change");
+        let whole = held_records(zone).len();
+        drop(set);
+        for n in 2..(2 * whole) {
+            toggle(n);
+        }
+        let set = zones.read();
+        let zone = &set.zones()[0];
+        assert!(zone.journal().since(from).is_some(), "still journalled");
+        assert!(signed_ixfr_records(zone, &zone.soa(), from).is_none(), "answered whole");
+    }
+
+    /// The records of `zone`'s AXFR but the SOA.
+    fn held_records(zone: &Zone) -> Vec<Record> {
+        SignedZone::snapshot(zone, zone.soa())
+            .map(SignedZone::records)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.record_type() != RecordType::SOA)
+            .collect()
     }
 }

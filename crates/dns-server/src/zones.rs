@@ -237,8 +237,13 @@ pub struct Zone {
     /// How the serial settles: the content's digest and the span of its last change.
     settling: Settling,
     /// A signed zone's signing as last published, with the serial it was published under: the state
-    /// the next diff starts from, which a signed IXFR compares the current one with.
-    published: Option<(u32, Arc<ZoneSigning>)>,
+    /// the next diff starts from, which a signed IXFR compares the current one with. `None` beside the
+    /// serial when signatures changed under it (a rekey's batch, a renewal pass that moved no serial):
+    /// a secondary holding that serial may hold either signing, so no diff can start from it.
+    published: Option<(u32, Option<Arc<ZoneSigning>>)>,
+    /// Sets re-signed since the serial last moved (renewal, rekey batches): the next diff's weight in
+    /// the journal, which pins the signing state they replaced.
+    resigned: usize,
 }
 
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
@@ -399,6 +404,7 @@ impl Zone {
             signing: None,
             settling: Settling::new(limits.serial_cell),
             published: None,
+            resigned: 0,
             config: Arc::new(config),
         };
         let apex = zone.config.origin.clone();
@@ -454,9 +460,26 @@ impl Zone {
         zone
     }
 
-    /// Notes the signing state as it is published now, under the current serial.
+    /// Notes the signing state as it is published now, under the current serial. A serial already
+    /// published with other signatures loses its starting point for good: a secondary may have taken
+    /// it before the change or after, so an IXFR from it is answered whole rather than leave the
+    /// secondary the signatures it holds but the diff does not remove.
     fn publish(&mut self) {
-        self.published = self.signing.clone().map(|s| (self.serial, s));
+        let Some(signing) = &self.signing else {
+            self.published = None;
+            return;
+        };
+        let same_serial = self
+            .published
+            .as_ref()
+            .and_then(|(serial, old)| (*serial == self.serial).then_some(old));
+        self.published = match same_serial {
+            // Re-published unchanged: the starting point stays.
+            Some(Some(old)) if Arc::ptr_eq(old, signing) => return,
+            // Changed (or changed before) under the same serial: no starting point.
+            Some(_) => Some((self.serial, None)),
+            None => Some((self.serial, Some(signing.clone()))),
+        };
     }
 
     /// The zone's apex.
@@ -628,10 +651,12 @@ impl Zone {
         now: u32,
     ) -> Result<bool, crate::dnssec::DnssecError> {
         if record_type == RecordType::NSEC {
-            return match self.signing.as_mut().map(Arc::make_mut) {
-                Some(signing) => signing.resign_link(name, now),
-                None => Ok(false),
+            let resigned = match self.signing.as_mut().map(Arc::make_mut) {
+                Some(signing) => signing.resign_link(name, now)?,
+                None => false,
             };
+            self.resigned += usize::from(resigned);
+            return Ok(resigned);
         }
         let (Some(node), Some(signing)) = (self.nodes.get(name), self.signing.as_mut().map(Arc::make_mut)) else {
             return Ok(false);
@@ -641,6 +666,7 @@ impl Zone {
             return Ok(false);
         };
         signing.sign_set(node.name(), set.ttl, &set.data.to_vec(), now)?;
+        self.resigned += 1;
         Ok(true)
     }
 
@@ -802,6 +828,11 @@ impl Zone {
     /// already passed it (alike on every replica; the signatures go with the next serial), or is left to
     /// the change settling now. Whether the serial moved; nothing happens to an unsigned zone.
     pub(crate) fn renewed(&mut self, round: u32, now: u32) -> bool {
+        // Two passes may list the same round (the renewal task's and a settling's, see notify.rs): the
+        // second finds it entered, and moves nothing.
+        if !self.signing.as_ref().is_some_and(|s| s.is_new_round(round)) {
+            return false;
+        }
         let Some(signing) = self.signing.as_mut().map(Arc::make_mut) else {
             return false;
         };
@@ -812,6 +843,17 @@ impl Zone {
                 true
             }
             RoundSerial::Settling => false,
+            // Entered within the round's own span: a change may still come in it, and a replica that
+            // takes that change before entering the round settles on the serial of the content the
+            // span ends with. So this one waits for the span's end too (a provisional serial now,
+            // settled as for a change in that span), rather than take the round's serial at once and
+            // pass the change's settled serial by one, a serial no other replica gives that content.
+            RoundSerial::Shared(serial)
+                if after(serial, self.serial) && self.settling.cell.is_some_and(|cell| now / cell == round / cell) =>
+            {
+                self.commit(now, Vec::new(), Vec::new());
+                true
+            }
             RoundSerial::Shared(serial) if after(serial, self.serial) => {
                 let from_shared = self.settling.shared;
                 self.settling.shared = true;
@@ -851,7 +893,7 @@ impl Zone {
             .published
             .as_ref()
             .filter(|(serial, _)| *serial == from)
-            .map(|(_, signing)| signing.clone());
+            .and_then(|(_, signing)| signing.clone());
         self.journal.push(
             Diff {
                 from,
@@ -860,6 +902,7 @@ impl Zone {
                 added,
                 from_shared,
                 signed_from,
+                resigned: std::mem::take(&mut self.resigned),
             },
             max_records,
         );
@@ -940,6 +983,9 @@ pub struct Diff {
     /// changed between them and the current ones beside the data's diffs. It shares every shard the
     /// writes since did not change, so it holds what they replaced.
     pub signed_from: Option<Arc<ZoneSigning>>,
+    /// Sets re-signed under `from` or by this change: records in all but name, as the signing state
+    /// `signed_from` pins holds what they replaced, so the journal's bound counts them.
+    pub resigned: usize,
 }
 
 /// Records a journal may always hold, however small its zone.
@@ -956,8 +1002,9 @@ pub struct Journal {
 }
 
 impl Diff {
+    /// The diff's weight in the journal: its records and the sets it re-signed.
     fn len(&self) -> usize {
-        self.removed.len() + self.added.len()
+        self.removed.len() + self.added.len() + self.resigned
     }
 }
 
@@ -1421,6 +1468,30 @@ pub(crate) mod tests {
         assert!(
             before.zones()[0].journal().since(1).is_none(),
             "the old snapshot's journal is its own"
+        );
+    }
+
+    #[test]
+    fn re_signed_sets_weigh_in_the_journals_bound() {
+        let diff = |from: u32| Diff {
+            from,
+            to: from + 1,
+            removed: Vec::new(),
+            added: Vec::new(),
+            from_shared: true,
+            signed_from: None,
+            resigned: 600,
+        };
+        let mut journal = Journal::new(100);
+        journal.push(diff(1), 1_000);
+        journal.push(diff(2), 1_000);
+        // Two renewal passes of 600 sets each pin more signatures than 1,000 records: the older goes.
+        assert!(journal.since(1).is_none(), "the first renewal is evicted");
+        assert_eq!(journal.since(2).map(Iterator::count), Some(1));
+        journal.push(diff(3), 500);
+        assert!(
+            journal.since(3).is_none(),
+            "a renewal larger than the bound empties the journal"
         );
     }
 

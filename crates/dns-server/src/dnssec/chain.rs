@@ -166,8 +166,17 @@ impl OrderedNames {
         self.len
     }
 
+    /// Whether `self` and `other` hold the same names: chunks they share are not walked.
+    pub(crate) fn same_names(&self, other: &OrderedNames) -> bool {
+        if self.len != other.len {
+            return false;
+        }
+        let shared = self.chunks.len() == other.chunks.len()
+            && self.chunks.iter().zip(&other.chunks).all(|(a, b)| Arc::ptr_eq(a, b));
+        shared || self.iter().eq(other.iter())
+    }
+
     /// Every name, in canonical order.
-    #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = &LowerName> {
         self.chunks.iter().flat_map(|c| c.iter())
     }

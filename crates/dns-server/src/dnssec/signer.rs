@@ -298,6 +298,24 @@ impl ZoneSigning {
         self.round = round;
     }
 
+    /// Whether `round` is after the last round entered: a renewal listed before another pass entered
+    /// it must not enter it (and move the serial) a second time.
+    pub(crate) fn is_new_round(&self, round: u32) -> bool {
+        crate::zones::after(round, self.round)
+    }
+
+    /// Whether the set (`name`, `record_type`), or the NSEC at `name`, is still due at `now`: a listing
+    /// made before another pass re-signed it must not re-sign it again. A set without a signature is
+    /// left to the re-signing to find gone.
+    pub(crate) fn still_due(&self, name: &LowerName, record_type: RecordType, now: u32) -> bool {
+        let signature = if record_type == RecordType::NSEC {
+            self.links.get(name).map(|l| &l.signature)
+        } else {
+            self.signatures.get(&(name.clone(), record_type))
+        };
+        signature.is_none_or(|s| self.is_due(s, now))
+    }
+
     /// Seconds between two renewals of a set: half the validity, cut to whole slots.
     pub fn renewal_period(&self) -> u32 {
         self.period
@@ -472,7 +490,15 @@ impl ZoneSigning {
     /// published it) and `self`, as (removed, added): what an IXFR from that serial sends beside the
     /// data's own changes. Only the shards the two do not share are walked, so a renewal round or a
     /// write costs what it changed.
-    pub(crate) fn changes_since(&self, old: &ZoneSigning) -> (Vec<Record>, Vec<Record>) {
+    ///
+    /// `None` when a delegation came or went between them: the names below it became glue (their
+    /// signatures no longer transferred) or stopped being glue (their signatures transferred again),
+    /// though their signature shards did not change, so the walk would miss them; the answer is then
+    /// the whole zone, as rare as such a change is.
+    pub(crate) fn changes_since(&self, old: &ZoneSigning) -> Option<(Vec<Record>, Vec<Record>)> {
+        if !self.cuts.same_names(&old.cuts) {
+            return None;
+        }
         let (mut removed, mut added) = (Vec::new(), Vec::new());
         for ((owner, _), before, after) in self.signatures.changes_since(&old.signatures) {
             // Glue's signatures are kept but never transferred (as the AXFR leaves them out).
@@ -501,7 +527,7 @@ impl ZoneSigning {
                 }
             }
         }
-        (removed, added)
+        Some((removed, added))
     }
 
     /// Whether `name` is below one of the zone's delegations: glue, which a transfer sends without
@@ -530,6 +556,11 @@ impl ZoneSigning {
     /// Signatures held.
     pub fn len(&self) -> usize {
         self.signatures.len()
+    }
+
+    /// Names in the NSEC chain: each an NSEC and its signature in a transfer.
+    pub fn chain_len(&self) -> usize {
+        self.chain.len()
     }
 
     /// Whether no set is signed yet.
