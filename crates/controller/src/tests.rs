@@ -364,36 +364,6 @@ async fn dry_run_computes_the_plan_but_applies_nothing() -> Result<(), SyncError
     Ok(())
 }
 
-/// A registry that cannot work out what it would withhold (the TXT registry whose encryption fails).
-struct WithheldFails(Arc<FakeRegistry>);
-
-#[async_trait]
-impl Registry for WithheldFails {
-    async fn records(&self) -> Result<Snapshot, RegistryError> {
-        self.0.records().await
-    }
-
-    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
-        self.0.apply(snapshot, changes).await
-    }
-
-    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change], written: Written) -> bool {
-        self.0.fold_applied(snapshot, changes, written)
-    }
-
-    async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
-        self.0.adjust_endpoints(endpoints).await
-    }
-
-    fn domain_filter(&self) -> DomainFilter {
-        self.0.domain_filter()
-    }
-
-    fn withheld(&self, _: &Snapshot, _: &[Change]) -> Result<Vec<ChangeFailure>, RegistryError> {
-        Err(RegistryError::EncryptionWithoutKey)
-    }
-}
-
 #[tokio::test]
 async fn a_dry_run_that_cannot_tell_what_the_registry_withholds_reports_it() -> Result<(), SyncError> {
     let cluster = FakeCluster::new(true);
@@ -411,7 +381,7 @@ async fn a_dry_run_that_cannot_tell_what_the_registry_withholds_reports_it() -> 
         ..ControllerConfig::default()
     };
     config.plan.owner_id = OWNER.to_string();
-    let failing: Arc<dyn Registry> = Arc::new(WithheldFails(registry.clone()));
+    let failing: Arc<dyn Registry> = Arc::new(extdns_test_support::registry::WithheldFails(registry.clone()));
     let cluster_dyn: Arc<dyn Cluster> = cluster.clone();
     let source_dyn: Arc<dyn DesiredEndpoints> = source.clone();
     let c = Controller::new(

@@ -61,6 +61,7 @@ pub mod pdns;
 pub mod pihole_fake;
 pub mod proc;
 pub mod rdata;
+pub mod registry;
 pub mod rfc3339;
 pub mod route53_fake;
 pub mod tls;

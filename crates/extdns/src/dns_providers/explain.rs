@@ -358,11 +358,7 @@ pub fn render_table(answer: &FleetExplanation) -> String {
     if let Some(note) = &answer.note {
         let _ = writeln!(out, "note: {note}");
     }
-    out.push_str(if answer.published {
-        "result: published, or will be at the next sync\n"
-    } else {
-        "result: NOT published (see above)\n"
-    });
+    out.push_str(crate::explain::render::result_line(answer.published));
     out
 }
 

@@ -16,7 +16,7 @@
 //! [`EXIT_NOT_PUBLISHED`] otherwise, 1 on error.
 
 mod model;
-mod render;
+pub(crate) mod render;
 
 use std::io::Write;
 
@@ -138,9 +138,8 @@ mod tests {
     use std::sync::Arc;
 
     use extdns_controller::Metrics;
-    use extdns_endpoint::{Change, DomainFilter, Endpoint};
-    use extdns_provider::{ChangeFailure, InMemoryProvider, Provider};
-    use extdns_registry::{Registry, RegistryError, Snapshot, Written};
+    use extdns_provider::{InMemoryProvider, Provider};
+    use extdns_registry::{Registry, RegistryError};
 
     fn object(query: &str) -> Option<String> {
         match Target::parse(query) {
@@ -175,37 +174,6 @@ mod tests {
         assert!(error("  ").contains("not a DNS name"));
     }
 
-    /// The registry built from the flags, but unable to work out what it would withhold (as the TXT
-    /// registry is when its encryption fails).
-    struct WithheldFails(Arc<dyn Registry>);
-
-    #[async_trait::async_trait]
-    impl Registry for WithheldFails {
-        async fn records(&self) -> Result<Snapshot, RegistryError> {
-            self.0.records().await
-        }
-
-        async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
-            self.0.apply(snapshot, changes).await
-        }
-
-        fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change], written: Written) -> bool {
-            self.0.fold_applied(snapshot, changes, written)
-        }
-
-        async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
-            self.0.adjust_endpoints(endpoints).await
-        }
-
-        fn domain_filter(&self) -> DomainFilter {
-            self.0.domain_filter()
-        }
-
-        fn withheld(&self, _: &Snapshot, _: &[Change]) -> Result<Vec<ChangeFailure>, RegistryError> {
-            Err(RegistryError::EncryptionWithoutKey)
-        }
-    }
-
     #[tokio::test]
     async fn a_dry_run_that_cannot_tell_what_the_registry_withholds_says_so_for_the_names_concerned()
     -> anyhow::Result<()> {
@@ -230,7 +198,7 @@ mod tests {
             Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], Vec::new()));
         let metrics = Arc::new(Metrics::new("test", "test"));
         let registry = extdns_wiring::registry_for(&settings, provider, &metrics).await?;
-        let registry: Arc<dyn Registry> = Arc::new(WithheldFails(registry));
+        let registry: Arc<dyn Registry> = Arc::new(extdns_test_support::registry::WithheldFails(registry));
         let run = crate::dry_run::dry_run_on(&settings, registry, None, "inmemory", metrics).await?;
         let error = RegistryError::EncryptionWithoutKey.to_string();
         assert_eq!(run.report.withheld_unknown.as_deref(), Some(error.as_str()));

@@ -13,12 +13,17 @@ pub fn json(e: &Explanation) -> Result<String, serde_json::Error> {
 /// The text output.
 pub fn table(e: &Explanation) -> String {
     let mut out = blocks(e);
-    out.push_str(if e.published {
+    out.push_str(result_line(e.published));
+    out
+}
+
+/// The last line of the text output, for one explanation or for several providers' together.
+pub fn result_line(published: bool) -> &'static str {
+    if published {
         "result: published, or will be at the next sync\n"
     } else {
         "result: NOT published (see above)\n"
-    });
-    out
+    }
 }
 
 /// The text output without its result line: the object, a block per name, what was dropped, the note (one
