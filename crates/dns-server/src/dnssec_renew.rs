@@ -373,7 +373,7 @@ mod tests {
         assert!(renewed >= 40, "{renewed}");
         assert_eq!(*writes.borrow() - counted, 1, "secondaries are told once");
         let moved = serial(&one);
-        assert!(crate::zones::after(moved, before), "{moved} after {before}");
+        assert!(crate::serial::after(moved, before), "{moved} after {before}");
         assert_eq!(renew(&one, later + 30), 0, "renewed ones are not due again");
         assert_eq!(
             (serial(&one), *writes.borrow() - counted),
@@ -474,7 +474,7 @@ mod tests {
         // One change for the key sets, one once every set carries the new key's signature: secondaries
         // are told, and transfer the zone, after the re-signing too.
         assert_eq!(*writes.borrow() - before, 2);
-        assert!(crate::zones::after(zones.read().zones()[0].serial(), rekeyed));
+        assert!(crate::serial::after(zones.read().zones()[0].serial(), rekeyed));
     }
 
     /// Whether the journal's diff from `from` keeps a signing state to start a signed IXFR from.

@@ -41,6 +41,7 @@ pub mod zones;
 pub mod cookie;
 mod guard;
 pub mod rrl;
+mod serial;
 pub mod tls;
 // Transfers of a signed zone to secondaries.
 mod signed_transfer;

@@ -439,7 +439,7 @@ mod tests {
             .expect("zones alive");
         let settled = zones.read().zones()[0].serial();
         assert!(
-            crate::zones::after(settled, provisional),
+            crate::serial::after(settled, provisional),
             "{settled} after {provisional}"
         );
         assert_eq!(until_settled(&zones), None);

@@ -22,6 +22,7 @@
 //! fell in different spans (a change applied across a span's turn) settle a span apart, until the next
 //! change; a secondary still follows, since each replica's serials only grow.
 
+use crate::serial::{after, at_or_after};
 use std::collections::{HashMap, VecDeque};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -1040,16 +1041,6 @@ impl Journal {
         let start = self.diffs.iter().position(|d| d.from == serial && d.from_shared)?;
         Some(self.diffs.iter().skip(start).map(|d| &**d))
     }
-}
-
-/// Whether serial `a` is after serial `b` in RFC 1982 arithmetic.
-pub(crate) fn after(a: u32, b: u32) -> bool {
-    a != b && a.wrapping_sub(b) < (1 << 31)
-}
-
-/// Whether serial `a` is `b` or after it.
-fn at_or_after(a: u32, b: u32) -> bool {
-    a == b || after(a, b)
 }
 
 /// The key of the content digest: fixed, so every replica (every process, every version) digests the

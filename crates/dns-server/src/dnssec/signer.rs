@@ -301,7 +301,7 @@ impl ZoneSigning {
     /// Whether `round` is after the last round entered: a renewal listed before another pass entered
     /// it must not enter it (and move the serial) a second time.
     pub(crate) fn is_new_round(&self, round: u32) -> bool {
-        crate::zones::after(round, self.round)
+        crate::serial::after(round, self.round)
     }
 
     /// Whether the set (`name`, `record_type`), or the NSEC at `name`, is still due at `now`: a listing
