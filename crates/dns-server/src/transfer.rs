@@ -837,10 +837,7 @@ mod tests {
 
     /// The records of `zone`'s AXFR but the SOA, as text, sorted.
     fn axfr_text(zone: &Zone) -> Vec<String> {
-        let records = SignedZone::snapshot(zone, zone.soa())
-            .map(SignedZone::records)
-            .unwrap_or_default();
-        sorted_text(records.iter().filter(|r| r.record_type() != RecordType::SOA))
+        sorted_text(held_records(zone).iter())
     }
 
     fn sorted_text<'a>(records: impl Iterator<Item = &'a Record>) -> Vec<String> {
@@ -853,14 +850,7 @@ mod tests {
     fn a_signed_zones_ixfr_carries_the_changed_signatures_and_links_and_ends_where_the_axfr_does() {
         use crate::answer::tests::{a as a_set, name, set};
 
-        let mut config = crate::zones::tests::zone_config("example.org.");
-        let key = crate::dnssec::ZoneKey::generate(crate::dnssec::KeyAlgorithm::EcdsaP256).expect("a key");
-        config.dnssec = Some(crate::dnssec::DnssecConfig::new(key));
-        let limits = crate::config::Limits {
-            serial_cell: None,
-            ..crate::config::Limits::default()
-        };
-        let zones = Zones::new(&[config], 5, limits);
+        let zones = signed_zones();
         let now = crate::dnssec::now();
         // A write as the provider makes it: the records it removed and added journaled.
         let write = |puts: &[(&str, &str)], removes: &[&str]| {
@@ -895,14 +885,7 @@ mod tests {
         let (from, held) = {
             let set = zones.read();
             let zone = &set.zones()[0];
-            let records = SignedZone::snapshot(zone, zone.soa())
-                .map(SignedZone::records)
-                .unwrap_or_default();
-            let held: Vec<Record> = records
-                .into_iter()
-                .filter(|r| r.record_type() != RecordType::SOA)
-                .collect();
-            (zone.serial(), held)
+            (zone.serial(), held_records(zone))
         };
 
         // A changed set, a new name and a gone one: their signatures and the links around them.
@@ -935,7 +918,7 @@ mod tests {
             signed_ixfr_records(zone, &zone.soa(), 12_345).is_none(),
             "not in the journal"
         );
-        let (from, held) = (zone.serial(), held_records(zone));
+        let from = zone.serial();
         drop(set);
 
         // The delegation goes: its glue's signatures, kept all along, are transferred again.
@@ -951,23 +934,18 @@ mod tests {
         }
         let set = zones.read();
         let zone = &set.zones()[0];
-        if let Some(answer) = signed_ixfr_records(zone, &zone.soa(), from) {
-            assert_eq!(sorted_text(apply_ixfr(held, &answer).iter()), axfr_text(zone));
-        }
+        // A delegation that goes changes which sets are glue: answered whole, as the AXFR is.
+        assert!(
+            signed_ixfr_records(zone, &zone.soa(), from).is_none(),
+            "a delegation change is answered whole"
+        );
     }
 
     #[test]
     fn a_signed_ixfr_larger_than_twice_the_zone_is_answered_whole() {
         use crate::answer::tests::{a as a_set, name, set};
 
-        let mut config = crate::zones::tests::zone_config("example.org.");
-        let key = crate::dnssec::ZoneKey::generate(crate::dnssec::KeyAlgorithm::EcdsaP256).expect("a key");
-        config.dnssec = Some(crate::dnssec::DnssecConfig::new(key));
-        let limits = crate::config::Limits {
-            serial_cell: None,
-            ..crate::config::Limits::default()
-        };
-        let zones = Zones::new(&[config], 5, limits);
+        let zones = signed_zones();
         let owner = name("web.example.org.");
         // One name's address changed again and again: each diff is small, their sum is not.
         let toggle = |n: usize| {
@@ -996,6 +974,18 @@ mod tests {
         let zone = &set.zones()[0];
         assert!(zone.journal().since(from).is_some(), "still journalled");
         assert!(signed_ixfr_records(zone, &zone.soa(), from).is_none(), "answered whole");
+    }
+
+    /// One signed zone, `example.org.`, with an ECDSA key and serials that do not settle.
+    fn signed_zones() -> Zones {
+        let mut config = crate::zones::tests::zone_config("example.org.");
+        let key = crate::dnssec::ZoneKey::generate(crate::dnssec::KeyAlgorithm::EcdsaP256).expect("a key");
+        config.dnssec = Some(crate::dnssec::DnssecConfig::new(key));
+        let limits = crate::config::Limits {
+            serial_cell: None,
+            ..crate::config::Limits::default()
+        };
+        Zones::new(&[config], 5, limits)
     }
 
     /// The records of `zone`'s AXFR but the SOA.
