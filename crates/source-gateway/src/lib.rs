@@ -151,7 +151,7 @@ impl GatewayRouteSource {
             }
             let mut endpoints = Vec::new();
             if let Err(why) = self.route_endpoints(&route, &object, &parents, &mut namespaces, &mut endpoints) {
-                failed.insert(object.clone(), Some(why));
+                failed.insert(object.clone(), Some(why.to_string()));
             }
             if !endpoints.is_empty() {
                 out.push(ObjectEndpoints::new(object, endpoints));
@@ -255,7 +255,7 @@ impl GatewayRouteSource {
         parents: &Parents<'_>,
         namespaces: &mut NamespaceCache<'_>,
         out: &mut Vec<Endpoint>,
-    ) -> Result<(), String> {
+    ) -> Result<(), route::Unevaluated> {
         let source_name = self.kind.source_name();
         let route_ns = route.meta.namespace.as_str();
         if route.parent_refs.is_empty() {
@@ -272,10 +272,10 @@ impl GatewayRouteSource {
                     field = "FQDN template",
                     "template failed, route skipped; its records are kept as they are: {e}"
                 );
-                return Err(e.to_string());
+                return Err(e.into());
             }
         };
-        let evaluated = names.invalid.clone().map_or(Ok(()), Err);
+        let evaluated = names.invalid.clone().map_or(Ok(()), |h| Err(h.into()));
         if names.names.is_empty() && !names.listener_fallback {
             return evaluated;
         }

@@ -4,7 +4,7 @@ use extdns_informer::view::{Route, RouteKind};
 use extdns_source::TemplateError;
 use extdns_source::annotations::{HostnameSource, key};
 
-use crate::hostname::Hostname;
+use crate::hostname::{Hostname, HostnameError};
 use extdns_informer::ObjectKey;
 
 use crate::GatewaySourceConfig;
@@ -36,7 +36,31 @@ pub struct RouteNames {
     pub listener_fallback: bool,
     /// A name the route asks for is malformed (the first, with why): the route is not fully evaluated, so
     /// its records are kept, and its status says why.
-    pub invalid: Option<String>,
+    pub invalid: Option<InvalidHostname>,
+}
+
+/// A malformed name a route asks for: where it was written, the name, and why it is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field} {value:?}: it {source}")]
+pub struct InvalidHostname {
+    /// `spec.hostnames`, the hostname annotation or the FQDN template output.
+    pub field: String,
+    /// The name as written, shortened for a status.
+    pub value: String,
+    /// Why it is not a hostname.
+    #[source]
+    pub source: HostnameError,
+}
+
+/// Why a route could not be evaluated whole (its records are then kept as they are).
+#[derive(Debug, thiserror::Error)]
+pub enum Unevaluated {
+    /// The FQDN template failed on the route.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// A name it asks for is malformed.
+    #[error(transparent)]
+    Hostname(#[from] InvalidHostname),
 }
 
 /// Collect the route's names as external-dns v0.23 orders them: `spec.hostnames` (HTTP, GRPC, TLS
@@ -112,7 +136,11 @@ pub fn route_names(
                     value = %value,
                     "ignoring hostname: it {e}; the route's records are kept as they are"
                 );
-                invalid.get_or_insert_with(|| format!("{field} {value:?}: it {e}"));
+                invalid.get_or_insert_with(|| InvalidHostname {
+                    field: field.to_string(),
+                    value: value.to_string(),
+                    source: e,
+                });
             }
         }
     }
