@@ -460,7 +460,7 @@ impl Metrics {
             if now != merged {
                 let books: Vec<Arc<crate::NameStatuses>> = children.iter().map(|(_, c)| c.names.latest()).collect();
                 self.names
-                    .replace(crate::NameStatuses::merged(books.iter().map(Arc::as_ref)));
+                    .replace(crate::NameStatuses::union(books.iter().map(Arc::as_ref)));
                 merged = now;
             }
             tokio::select! {

@@ -308,8 +308,9 @@ impl NameStatuses {
     }
 
     /// The union of several books (one per provider object, `--dns-provider-crds`): each object's names
-    /// from every book, in name order, its uid the first book's that knows it.
-    pub fn merged<'a>(books: impl IntoIterator<Item = &'a NameStatuses>) -> NameStatuses {
+    /// from every book, in name order, its uid the first book's that knows it. Given to
+    /// [`NameBook::replace`], which keeps the names it already holds where they are the same.
+    pub fn union<'a>(books: impl IntoIterator<Item = &'a NameStatuses>) -> BTreeMap<ObjectKey, ObjectNames> {
         let mut objects: BTreeMap<ObjectKey, ObjectNames> = BTreeMap::new();
         for book in books {
             for (key, names) in book.iter() {
@@ -322,9 +323,7 @@ impl NameStatuses {
             names.names.sort_by(order);
             names.names.dedup();
         }
-        let mut statuses = NameStatuses::default();
-        statuses.replace_all(objects);
-        statuses
+        objects
     }
 
     fn replace_all(&mut self, update: BTreeMap<ObjectKey, ObjectNames>) -> bool {
@@ -474,16 +473,17 @@ impl NameBook {
         self.version.load(std::sync::atomic::Ordering::Acquire)
     }
 
-    /// Replaces the outcomes with `statuses` (a union made elsewhere); wakes readers only if they differ.
-    pub(crate) fn replace(&self, statuses: NameStatuses) {
-        self.latest.send_if_modified(|latest| {
-            let changed = **latest != statuses;
-            if changed {
-                *latest = Arc::new(statuses);
-                self.version.fetch_add(1, std::sync::atomic::Ordering::Release);
-            }
-            changed
-        });
+    /// Makes the outcomes `objects` (a union made elsewhere, [`NameStatuses::union`]); wakes readers only
+    /// if they differ. In place, like a fold: an object whose names are the same keeps the very same
+    /// shared names, so the status writer, which skips an object whose names it last saw
+    /// ([`NameStatuses::iter_shared`]), does not write every object's status again at every merge.
+    pub(crate) fn replace(&self, objects: BTreeMap<ObjectKey, ObjectNames>) {
+        let changed = self
+            .latest
+            .send_if_modified(|latest| Arc::make_mut(latest).replace_all(objects));
+        if changed {
+            self.version.fetch_add(1, std::sync::atomic::Ordering::Release);
+        }
     }
 }
 
@@ -1203,6 +1203,64 @@ mod tests {
         assert!(book.fold(BTreeMap::from([(svc("s1"), one("s1.example.org", published))]), None));
         assert_eq!(book.len(), 1);
         assert_consistent(&book);
+    }
+
+    #[test]
+    fn a_merge_of_unchanged_children_leaves_every_object_shared_and_wakes_no_reader() {
+        // Two provider objects' books (`--dns-provider-crds`), one object in both.
+        let child = |names: &[&str]| {
+            let mut book = NameStatuses::default();
+            let objects = names
+                .iter()
+                .map(|n| (svc(n), one(&format!("{n}.example.org"), NameState::Pending)))
+                .collect();
+            book.fold(objects, None);
+            book
+        };
+        let (one_book, two_book) = (child(&["a", "b"]), child(&["b", "c"]));
+        let root = NameBook::default();
+        root.replace(NameStatuses::union([&one_book, &two_book]));
+        let first = root.latest();
+        assert_eq!(first.len(), 3);
+        assert_eq!(
+            first.get(&svc("b")).map(|n| n.names.len()),
+            Some(1),
+            "the same name once"
+        );
+        let version = root.version();
+        // The children unchanged: the same shared names, no new version.
+        root.replace(NameStatuses::union([&one_book, &two_book]));
+        let again = root.latest();
+        assert_eq!(root.version(), version, "nothing changed");
+        assert!(
+            first
+                .iter_shared()
+                .zip(again.iter_shared())
+                .all(|((_, a), (_, b))| Arc::ptr_eq(a, b)),
+            "every object keeps its shared names"
+        );
+        // One child's object changes: only it gets new names.
+        let published = NameState::Published {
+            provider: "p".into(),
+            zone: None,
+        };
+        let mut changed = child(&["a", "b"]);
+        let planned = BTreeSet::from(["b.example.org".to_string()]);
+        changed.fold(
+            BTreeMap::from([(svc("b"), one("b.example.org", published))]),
+            Some(&planned),
+        );
+        root.replace(NameStatuses::union([&changed, &two_book]));
+        let after = root.latest();
+        assert!(root.version() > version);
+        let moved: Vec<String> = first
+            .iter_shared()
+            .zip(after.iter_shared())
+            .filter(|((_, a), (_, b))| !Arc::ptr_eq(a, b))
+            .map(|((k, _), _)| k.name.clone())
+            .collect();
+        assert_eq!(moved, vec!["b".to_string()]);
+        assert_consistent(&after);
     }
 
     #[test]

@@ -150,8 +150,8 @@ impl GatewayRouteSource {
                 continue;
             }
             let mut endpoints = Vec::new();
-            if !self.route_endpoints(&route, &object, &parents, &mut namespaces, &mut endpoints) {
-                failed.insert(object.clone(), None);
+            if let Err(why) = self.route_endpoints(&route, &object, &parents, &mut namespaces, &mut endpoints) {
+                failed.insert(object.clone(), Some(why));
             }
             if !endpoints.is_empty() {
                 out.push(ObjectEndpoints::new(object, endpoints));
@@ -246,7 +246,8 @@ impl GatewayRouteSource {
         out
     }
 
-    /// The endpoints of `route` (`object`), appended to `out`; `false` when the route could not be evaluated.
+    /// The endpoints of `route` (`object`), appended to `out`; `Err` with why when the route could not be
+    /// evaluated whole (what it could evaluate is still appended).
     fn route_endpoints(
         &self,
         route: &Route,
@@ -254,12 +255,12 @@ impl GatewayRouteSource {
         parents: &Parents<'_>,
         namespaces: &mut NamespaceCache<'_>,
         out: &mut Vec<Endpoint>,
-    ) -> bool {
+    ) -> Result<(), String> {
         let source_name = self.kind.source_name();
         let route_ns = route.meta.namespace.as_str();
         if route.parent_refs.is_empty() {
             tracing::debug!(%object, "no parentRefs: nothing to publish");
-            return true;
+            return Ok(());
         }
         // A template that cannot run on this route skips the route, like any other bad input on one object:
         // the rest of the cluster still syncs, and the route's records stay as they are.
@@ -271,10 +272,10 @@ impl GatewayRouteSource {
                     field = "FQDN template",
                     "template failed, route skipped; its records are kept as they are: {e}"
                 );
-                return false;
+                return Err(e.to_string());
             }
         };
-        let evaluated = !names.invalid;
+        let evaluated = names.invalid.clone().map_or(Ok(()), Err);
         if names.names.is_empty() && !names.listener_fallback {
             return evaluated;
         }

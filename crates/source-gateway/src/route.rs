@@ -34,8 +34,9 @@ pub struct RouteNames {
     pub names: Vec<Hostname>,
     /// The route has no spec hostnames: each matching listener's own hostname is published too.
     pub listener_fallback: bool,
-    /// A name the route asks for is malformed: the route is not fully evaluated, so its records are kept.
-    pub invalid: bool,
+    /// A name the route asks for is malformed (the first, with why): the route is not fully evaluated, so
+    /// its records are kept, and its status says why.
+    pub invalid: Option<String>,
 }
 
 /// Collect the route's names as external-dns v0.23 orders them: `spec.hostnames` (HTTP, GRPC, TLS
@@ -95,7 +96,7 @@ pub fn route_names(
 
     let listener_fallback = spec.is_empty() && mode == HostnameSource::All;
     let mut names: Vec<Hostname> = Vec::with_capacity(raw.len());
-    let mut invalid = false;
+    let mut invalid = None;
     for (h, field) in raw {
         match Hostname::parse(h) {
             Ok(h) => {
@@ -104,13 +105,14 @@ pub fn route_names(
                 }
             }
             Err(e) => {
-                invalid = true;
+                let value = extdns_source::shorten(h);
                 tracing::warn!(
                     object = %object,
                     field,
-                    value = %extdns_source::shorten(h),
+                    value = %value,
                     "ignoring hostname: it {e}; the route's records are kept as they are"
-                )
+                );
+                invalid.get_or_insert_with(|| format!("{field} {value:?}: it {e}"));
             }
         }
     }

@@ -298,6 +298,11 @@ fn invalid_route_hostname_is_skipped_with_a_warning_and_the_rest_published() {
     ));
     let (eps, logs) = run_warned(&c);
     assert_eq!(names(&eps), vec!["ann.example.com", "good.example.com"]);
+    // Not evaluated whole: its records are held, and its status says which name and why.
+    let out = collect(&GatewayRouteSource::new(RouteKind::Http, config()), &c).expect("evaluated");
+    let web = ObjectKey::new(ResourceKind::Route(RouteKind::Http), "apps", "web");
+    let why = out.failed.why(&web).expect("the route has a reason");
+    assert!(why.starts_with("spec.hostnames \"bad_name.example.com\": it "), "{why}");
     assert_mentions(
         &logs,
         &[
@@ -399,6 +404,12 @@ fn fqdn_template_failure_skips_only_that_route() {
     let out =
         collect(&GatewayRouteSource::new(RouteKind::Http, cfg), &c).expect("a failing template is not a sync error");
     assert_eq!(names(&out.endpoints), vec!["shop.example.com"]);
+    // Its status and event say why.
+    let web = ObjectKey::new(ResourceKind::Route(RouteKind::Http), "apps", "web");
+    let why = out.failed.why(&web).expect("the failing route has a reason");
+    assert!(why.contains("NoSuchField"), "{why}");
+    let shop = ObjectKey::new(ResourceKind::Route(RouteKind::Http), "apps", "shop");
+    assert!(out.failed.why(&shop).is_none());
 }
 
 /// Gateway `infra/gw` at 1.1.1.1 with one listener for `*.apps.example.org`.
