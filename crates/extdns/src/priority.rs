@@ -5,9 +5,11 @@
 //! Why: the UDP workers are threads blocked in the kernel, but on a busy CPU a woken worker still waits for
 //! the scheduler to take the CPU from whatever runs there; a sync evaluating thousands of records held it
 //! for milliseconds at a time, and the queries that arrived meanwhile waited behind it (the bench's p99 under
-//! 100 changes a second was 5× the still zone's). At a positive nice those threads are preempted by a woken
-//! worker and weigh a tenth of a worker when both want the CPU, so the sync still runs (it is the next
-//! answers' data) but in the gaps the answers leave.
+//! 100 changes a second was 5× the still zone's). At a positive nice those threads weigh about a tenth of a
+//! worker when both want the CPU, and the scheduler favours a woken worker over them, so the sync still runs
+//! (it is the next answers' data) but mostly in the gaps the answers leave. Nice does not shorten the slice a
+//! sync gets once it runs, so it cuts how often a query waits more than how long (docs/performance.md: not
+//! yet measured with `bench serve`).
 //!
 //! Only lowering is used: any thread may lower its own priority, while raising one back needs a privilege a
 //! pod does not have. So the order matters: the answering threads are started first, at the process's
@@ -18,9 +20,9 @@
 //! process, answers included, so nothing is changed.
 
 /// How much lower (in nice steps) the controller's threads run than the answering ones. 10 steps make a
-/// thread weigh about a tenth of a normal one (the kernel's weights fall by about 1.25× a step), enough for a
-/// woken UDP worker to preempt it at once, while a sync still gets a tenth of a saturated CPU rather than
-/// none (`SCHED_IDLE` would starve the controller under a flood of queries, and with it the next changes).
+/// thread weigh about a tenth of a normal one (the kernel's weights fall by about 1.25× a step), while a
+/// sync still gets a tenth of a saturated CPU rather than none (`SCHED_IDLE` would starve the controller
+/// under a flood of queries, and with it the next changes).
 pub const LOWER_BY: i32 = 10;
 
 /// The highest nice value Linux has: the lowest priority.
