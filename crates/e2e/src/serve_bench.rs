@@ -18,7 +18,8 @@
 //! with `-v`, which reports each query's latency; the percentiles are computed from all of them.
 //!
 //! Memory per served record is the server's resident memory after the measured run, less its resident
-//! memory with an empty zone after a shorter run of the same queries, divided by N.
+//! memory with an empty zone after a shorter run of the same queries, divided by N; its anonymous part
+//! (heap and stacks) is reported apart, as the full run touches more of the binary's code pages.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -986,14 +987,29 @@ fn check_rcodes(who: &str, perf: &Perf, nx_share: f64) -> Result<()> {
 
 // ------------------------------------------------------------------------------------------ /proc
 
-fn rss_kib(pid: u32) -> Result<f64> {
+/// A process's resident memory, KiB: all of it, and the anonymous part alone (heap and stacks, without
+/// the binary's code pages, which a run that answers every kind of query touches more of than an empty
+/// zone's run does).
+#[derive(Debug, Clone, Copy)]
+struct Resident {
+    total: f64,
+    anon: f64,
+}
+
+fn resident_kib(pid: u32) -> Result<Resident> {
     let status =
         std::fs::read_to_string(format!("/proc/{pid}/status")).with_context(|| format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .with_context(|| format!("no VmRSS in /proc/{pid}/status"))
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .with_context(|| format!("no {name} in /proc/{pid}/status"))
+    };
+    Ok(Resident {
+        total: field("VmRSS:")?,
+        anon: field("RssAnon:")?,
+    })
 }
 
 /// CPU seconds (user and system) a process has used.
@@ -1039,8 +1055,8 @@ struct Figures {
     /// The same queries while [`CHURN`] names change every second; `None` where not measured.
     churned: Option<Perf>,
     cpu: f64,
-    rss: f64,
-    empty_rss: f64,
+    rss: Resident,
+    empty_rss: Resident,
     load: String,
 }
 
@@ -1165,7 +1181,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
         let cpu_before = cpu_seconds(pid)?;
         let perf = dnsperf(port, &measured, &dir.join(who).join("dnsperf.log"))?;
         let cpu = cpu_seconds(pid)? - cpu_before;
-        let rss = rss_kib(pid)?;
+        let rss = resident_kib(pid)?;
         if let Some(status) = proc.exited() {
             bail!("{who} exited during the run with {status}: {}", proc.log_tail(20));
         }
@@ -1176,7 +1192,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             "serve: {who}: {:.0} queries/s, p99 {:.0} µs, RSS {:.1} MiB",
             perf.qps,
             perf.percentile(99.0),
-            rss / 1024.0
+            rss.total / 1024.0
         );
 
         let churned = match opts.churn {
@@ -1202,7 +1218,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             ..measured
         };
         dnsperf(port, &short, &empty_dir.join("dnsperf.log"))?;
-        let empty_rss = rss_kib(proc.pid().context("the server's pid")?)?;
+        let empty_rss = resident_kib(proc.pid().context("the server's pid")?)?;
         proc.terminate(Duration::from_secs(5));
 
         let product = match server.family() {
@@ -1357,12 +1373,15 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
         ("dnsperf CPU during the run", |f, _| {
             format!("{:.1} s", f.perf.client_cpu)
         }),
-        ("RSS after the run", |f, _| format!("{:.1} MiB", f.rss / 1024.0)),
+        ("RSS after the run", |f, _| format!("{:.1} MiB", f.rss.total / 1024.0)),
         ("RSS with an empty zone", |f, _| {
-            format!("{:.1} MiB", f.empty_rss / 1024.0)
+            format!("{:.1} MiB", f.empty_rss.total / 1024.0)
         }),
         ("memory per served record", |f, n| {
-            format!("{:.0} B", (f.rss - f.empty_rss) * 1024.0 / n)
+            format!("{:.0} B", (f.rss.total - f.empty_rss.total) * 1024.0 / n)
+        }),
+        ("of which anonymous (not code pages)", |f, n| {
+            format!("{:.0} B", (f.rss.anon - f.empty_rss.anon) * 1024.0 / n)
         }),
         ("start to the last record answered", |f, _| format!("{:.2} s", f.ready)),
         ("with 100 changes/s: queries per second", |f, _| {
@@ -1395,7 +1414,7 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
             yes(e.perf.percentile(99.0) <= c.perf.percentile(99.0)),
         );
     }
-    let per_record = |f: &Figures| (f.rss - f.empty_rss) * 1024.0 / n;
+    let per_record = |f: &Figures| (f.rss.total - f.empty_rss.total) * 1024.0 / n;
     for (ours, knot) in [
         (Server::Extdns, Server::Knot),
         (Server::ExtdnsSigned, Server::KnotSigned),
