@@ -24,7 +24,8 @@
 //! every server is measured at the same load, well below what it can take.
 //!
 //! Memory per served record is the server's resident memory after the measured run, less its resident
-//! memory with an empty zone after a shorter run of the same queries, divided by N.
+//! memory with an empty zone after a shorter run of the same queries, divided by N; its anonymous part
+//! (heap and stacks) is reported apart, as the full run touches more of the binary's code pages.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -1014,14 +1015,29 @@ fn check_rcodes(who: &str, perf: &Perf, nx_share: f64) -> Result<()> {
 
 // ------------------------------------------------------------------------------------------ /proc
 
-fn rss_kib(pid: u32) -> Result<f64> {
+/// A process's resident memory, KiB: all of it, and the anonymous part alone (heap and stacks, without
+/// the binary's code pages, which a run that answers every kind of query touches more of than an empty
+/// zone's run does).
+#[derive(Debug, Clone, Copy)]
+struct Resident {
+    total: f64,
+    anon: f64,
+}
+
+fn resident_kib(pid: u32) -> Result<Resident> {
     let status =
         std::fs::read_to_string(format!("/proc/{pid}/status")).with_context(|| format!("/proc/{pid}/status"))?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .with_context(|| format!("no VmRSS in /proc/{pid}/status"))
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .with_context(|| format!("no {name} in /proc/{pid}/status"))
+    };
+    Ok(Resident {
+        total: field("VmRSS:")?,
+        anon: field("RssAnon:")?,
+    })
 }
 
 /// CPU seconds (user and system) a process has used.
@@ -1071,8 +1087,8 @@ struct Figures {
     fixed: Option<Perf>,
     churned_fixed: Option<Perf>,
     cpu: f64,
-    rss: f64,
-    empty_rss: f64,
+    rss: Resident,
+    empty_rss: Resident,
     load: String,
 }
 
@@ -1209,7 +1225,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
         let cpu_before = cpu_seconds(pid)?;
         let perf = dnsperf(port, &measured, &dir.join(who).join("dnsperf.log"))?;
         let cpu = cpu_seconds(pid)? - cpu_before;
-        let rss = rss_kib(pid)?;
+        let rss = resident_kib(pid)?;
         let fixed = (opts.rate > 0)
             .then(|| {
                 eprintln!(
@@ -1232,7 +1248,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             "serve: {who}: {:.0} queries/s, p99 {:.0} µs, RSS {:.1} MiB",
             perf.qps,
             perf.percentile(99.0),
-            rss / 1024.0
+            rss.total / 1024.0
         );
 
         let mut loads = vec![measured];
@@ -1262,7 +1278,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             ..measured
         };
         dnsperf(port, &short, &empty_dir.join("dnsperf.log"))?;
-        let empty_rss = rss_kib(proc.pid().context("the server's pid")?)?;
+        let empty_rss = resident_kib(proc.pid().context("the server's pid")?)?;
         proc.terminate(Duration::from_secs(5));
 
         let product = match server.family() {
@@ -1425,12 +1441,15 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
         ("dnsperf CPU during the run", |f, _| {
             format!("{:.1} s", f.perf.client_cpu)
         }),
-        ("RSS after the run", |f, _| format!("{:.1} MiB", f.rss / 1024.0)),
+        ("RSS after the run", |f, _| format!("{:.1} MiB", f.rss.total / 1024.0)),
         ("RSS with an empty zone", |f, _| {
-            format!("{:.1} MiB", f.empty_rss / 1024.0)
+            format!("{:.1} MiB", f.empty_rss.total / 1024.0)
         }),
         ("memory per served record", |f, n| {
-            format!("{:.0} B", (f.rss - f.empty_rss) * 1024.0 / n)
+            format!("{:.0} B", (f.rss.total - f.empty_rss.total) * 1024.0 / n)
+        }),
+        ("of which anonymous (not code pages)", |f, n| {
+            format!("{:.0} B", (f.rss.anon - f.empty_rss.anon) * 1024.0 / n)
         }),
         ("start to the last record answered", |f, _| format!("{:.2} s", f.ready)),
         ("with 100 changes/s: queries per second", |f, _| {
@@ -1483,7 +1502,7 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
             yes(e.perf.percentile(99.0) <= c.perf.percentile(99.0)),
         );
     }
-    let per_record = |f: &Figures| (f.rss - f.empty_rss) * 1024.0 / n;
+    let per_record = |f: &Figures| (f.rss.total - f.empty_rss.total) * 1024.0 / n;
     for (ours, knot) in [
         (Server::Extdns, Server::Knot),
         (Server::ExtdnsSigned, Server::KnotSigned),
