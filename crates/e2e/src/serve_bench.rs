@@ -1424,7 +1424,7 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
     }
     let _ = writeln!(t, "{header}\n{rule}");
     let n = opts.records as f64;
-    let rows: [Row; 25] = [
+    let rows: [Row; 26] = [
         ("queries per second", |f, _| format!("{:.0}", f.perf.qps)),
         ("latency average", |f, _| format!("{:.0} µs", f.perf.average())),
         ("latency p50", |f, _| format!("{:.0} µs", f.perf.percentile(50.0))),
