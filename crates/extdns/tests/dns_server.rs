@@ -113,6 +113,16 @@ fn threads_nice(pid: u32) -> Result<Vec<(String, i32)>, Error> {
 #[cfg(target_os = "linux")]
 #[test]
 fn the_udp_workers_run_ahead_of_every_thread_of_the_controller() -> Result<(), Error> {
+    // Started at the lowest priority already (a runner under `nice -n 19`), no thread can go lower, and
+    // there is nothing to tell apart.
+    let own = threads_nice(std::process::id())?
+        .first()
+        .map(|&(_, nice)| nice)
+        .ok_or("no thread of this test")?;
+    if own >= 19 {
+        eprintln!("skipped: this test runs at nice {own}, the lowest priority, so no thread can be lowered");
+        return Ok(());
+    }
     let dir = tempfile::tempdir()?;
     let metrics = free_port();
     let address = format!("--metrics-address=127.0.0.1:{metrics}");
@@ -127,7 +137,8 @@ fn the_udp_workers_run_ahead_of_every_thread_of_the_controller() -> Result<(), E
             .map(|&(_, nice)| nice)
             .collect()
     };
-    let (udp, serving, runtime) = (of("dns-udp"), of("dns-serve"), of("tokio-runtime"));
+    // The runtime's workers: `tokio-rt-worker` (the kernel keeps 15 bytes of a name).
+    let (udp, serving, runtime) = (of("dns-udp"), of("dns-serve"), of("tokio-r"));
     let main = of("extdns");
     assert_eq!(udp.len(), 2, "a thread per UDP worker: {threads:?}");
     assert!(
