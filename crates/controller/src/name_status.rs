@@ -51,10 +51,11 @@ impl std::fmt::Display for Party {
 pub enum NameState {
     /// The record is in the zone as asked.
     Published {
-        /// The provider that holds it (`--provider`).
-        provider: String,
-        /// The zone (the provider's domain filter include) the name falls in, when it has one.
-        zone: Option<String>,
+        /// The provider that holds it (`--provider`); one string shared by every outcome of a sync.
+        provider: Arc<str>,
+        /// The zone (the provider's domain filter include) the name falls in, when it has one; shared by
+        /// the outcomes in the zone, as every name of a zone has the same ([`SharedZones`]).
+        zone: Option<Arc<str>>,
     },
     /// Asked for, not written yet (a dry run, the deletion guard, or a write still to come).
     Pending,
@@ -175,8 +176,9 @@ pub struct NameOutcome {
     /// The name as asked; empty when the object could not be evaluated and owns no record yet (its names
     /// are unknown).
     pub name: String,
-    /// The record type (empty with an empty name).
-    pub record_type: String,
+    /// The record type (empty, [`RecordType::Other`], with an empty name); the type itself rather than its
+    /// text, which was a heap string per name (the book is one of the process's costs per record).
+    pub record_type: RecordType,
     /// The set identifier, empty for most records.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub set_identifier: String,
@@ -404,7 +406,8 @@ impl FromIterator<(ObjectKey, ObjectNames)> for NameStatuses {
 }
 
 fn order(a: &NameOutcome, b: &NameOutcome) -> std::cmp::Ordering {
-    (&a.name, &a.record_type, &a.set_identifier).cmp(&(&b.name, &b.record_type, &b.set_identifier))
+    // By the type's text, not its variant order: the order names were always listed in.
+    (&a.name, a.record_type.as_str(), &a.set_identifier).cmp(&(&b.name, b.record_type.as_str(), &b.set_identifier))
 }
 
 /// Where the latest [`NameStatuses`] are kept: written by the controller after each sync, read by the
@@ -614,6 +617,7 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
     }
 
     let mut out: BTreeMap<ObjectKey, ObjectNames> = BTreeMap::new();
+    let mut shared = SharedNames::new(facts.provider);
     for a in facts.asked {
         let row = row_of(&a.name, &a.record_type, &a.set_identifier);
         let state = match holder.get(&row) {
@@ -621,7 +625,7 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
                 with: Party::Object(resource.clone()),
             },
             _ if would_write.contains(&row) => NameState::Pending,
-            _ => state_of(facts, a, &row, &holder, &foreign, &refused),
+            _ => state_of(facts, a, &row, &holder, &foreign, &refused, &mut shared),
         };
         for key in a.objects.iter() {
             if facts.failed.contains(key) && matches!(facts.failed.held(key), Some(Held::All)) {
@@ -632,7 +636,7 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
                 facts,
                 key,
                 a.name.clone(),
-                a.record_type.to_string(),
+                a.record_type.clone(),
                 &a.set_identifier,
                 state.clone(),
             );
@@ -653,6 +657,7 @@ fn state_of(
     holder: &BTreeMap<Row, String>,
     foreign: &BTreeMap<String, String>,
     refused: &BTreeMap<Row, String>,
+    shared: &mut SharedNames,
 ) -> NameState {
     if let Some(flag) = filtered_by(facts.plan, facts.provider_filter, &a.name, &a.record_type) {
         return NameState::Filtered { flag };
@@ -661,10 +666,7 @@ fn state_of(
         return NameState::Refused { error: error.clone() };
     }
     match holder.get(row) {
-        Some(resource) if *resource == a.resource => NameState::Published {
-            provider: facts.provider.to_string(),
-            zone: zone_of(facts.provider_filter, &a.name),
-        },
+        Some(resource) if *resource == a.resource => shared.published(facts.provider_filter, &a.name),
         Some(resource) => NameState::Conflict {
             with: Party::Object(resource.clone()),
         },
@@ -679,6 +681,40 @@ fn state_of(
                 None => NameState::Pending,
             },
         },
+    }
+}
+
+/// The provider's name and zones as the outcomes of one sync share them: one string each rather than one
+/// per published name, which the book keeps an outcome for (`tests/name_status_memory.rs`).
+struct SharedNames {
+    provider: Arc<str>,
+    /// The zones named so far: a provider has a handful, so a scan finds one.
+    zones: Vec<Arc<str>>,
+}
+
+impl SharedNames {
+    fn new(provider: &str) -> SharedNames {
+        SharedNames {
+            provider: provider.into(),
+            zones: Vec::new(),
+        }
+    }
+
+    /// `name` published by the provider, in its zone.
+    fn published(&mut self, provider_zones: &DomainFilter, name: &str) -> NameState {
+        NameState::Published {
+            provider: Arc::clone(&self.provider),
+            zone: zone_of(provider_zones, name).map(|z| self.zone(&z)),
+        }
+    }
+
+    fn zone(&mut self, zone: &str) -> Arc<str> {
+        if let Some(known) = self.zones.iter().find(|z| ***z == *zone) {
+            return Arc::clone(known);
+        }
+        let new: Arc<str> = zone.into();
+        self.zones.push(Arc::clone(&new));
+        new
     }
 }
 
@@ -776,7 +812,7 @@ fn held_names(facts: &SyncFacts<'_>, out: &mut BTreeMap<ObjectKey, ObjectNames>)
                 facts,
                 key,
                 e.dns_name.clone(),
-                e.record_type.to_string(),
+                e.record_type.clone(),
                 &e.set_identifier,
                 state,
             );
@@ -786,7 +822,7 @@ fn held_names(facts: &SyncFacts<'_>, out: &mut BTreeMap<ObjectKey, ObjectNames>)
                 Some(Held::Part(_)) => NameState::Invalid { field: why },
                 _ => NameState::Held { why },
             };
-            push(out, facts, key, String::new(), String::new(), "", state);
+            push(out, facts, key, String::new(), RecordType::from(""), "", state);
         }
     }
 }
@@ -796,7 +832,7 @@ fn push(
     facts: &SyncFacts<'_>,
     key: &ObjectKey,
     name: String,
-    record_type: String,
+    record_type: RecordType,
     set_identifier: &str,
     state: NameState,
 ) {
@@ -1185,7 +1221,7 @@ mod tests {
         assert!(!book.fold(update, Some(&planned)));
         // A failed object without records (nameless), then the name of another object deleted.
         let mut failed = one("", NameState::Held { why: "bad".into() });
-        failed.names[0].record_type = String::new();
+        failed.names[0].record_type = RecordType::from("");
         book.fold(BTreeMap::from([(svc("new"), failed)]), Some(&BTreeSet::new()));
         assert_eq!(count(&book, Reason::Held), 1);
         assert_consistent(&book);

@@ -176,7 +176,7 @@ fn position_of(key: &ObjectKey, n: &NameOutcome) -> Position {
     (
         key.clone(),
         n.name.clone(),
-        n.record_type.clone(),
+        n.record_type.to_string(),
         n.set_identifier.clone(),
     )
 }

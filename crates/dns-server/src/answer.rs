@@ -7,10 +7,9 @@
 use hickory_proto::ProtoError;
 use hickory_proto::op::{Edns, Message, Metadata, OpCode, ResponseCode};
 use hickory_proto::rr::{DNSClass, LowerName, Name, RData, RecordType};
-use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
 
 use crate::dnssec::ZoneSigning;
-use crate::dnssec_answer::{AnswerSet, Denial, Proof};
+use crate::dnssec_answer::{AnswerSet, Denial, DnssecRecords, Proof};
 use crate::metrics::Transport;
 use crate::zones::{Node, RrSet, Zone, ZoneSet};
 
@@ -25,14 +24,16 @@ const PLAIN_UDP: u16 = 512;
 /// target itself), as BIND and Knot bound theirs.
 const MAX_CHAIN: usize = 8;
 
-/// The answer to `request`: a query (not a transfer) that parsed, received over `transport` by a client
-/// that takes `max_size` bytes, signed when the client set DO and the zone is signed. The answer is built
-/// whole; [`encode`] fits it into `max_size` (the listeners call it; TCP passes `u16::MAX`).
+/// The answer to `request` as a client reads it: a query (not a transfer) that parsed, received over
+/// `transport` by a client that takes `max_size` bytes, signed when the client set DO and the zone is
+/// signed, written whole and read back (the listeners [`encode`] what [`prepare`] made instead).
+#[cfg(test)]
 pub(crate) fn respond(zones: &ZoneSet, request: &Message, transport: Transport, max_size: u16) -> Message {
-    prepare(zones, request, transport, max_size).signed()
+    prepare(zones, request, transport, max_size).signed().read_back()
 }
 
-/// The answer to `request` as [`respond`] makes it, not signed yet: the listeners rate limit it first
+/// The answer to `request`, received over `transport` by a client that takes `max_size` bytes, not
+/// signed yet ([`Answer::signed`] completes it, [`encode`] fits it): the listeners rate limit it first
 /// ([`crate::guard`]) and sign only what is sent, so a flood that is dropped costs no signature.
 pub(crate) fn prepare<'z>(zones: &'z ZoneSet, request: &Message, _transport: Transport, _max_size: u16) -> Answer<'z> {
     let mut response = Message::new(
@@ -133,7 +134,7 @@ struct Pending<'z> {
     proof: Proof<'z>,
 }
 
-impl Answer<'_> {
+impl<'z> Answer<'z> {
     /// The answer as built, before any DNSSEC record is added: what rate limiting classifies.
     pub(crate) fn message(&self) -> &Message {
         &self.message
@@ -151,13 +152,44 @@ impl Answer<'_> {
     }
 
     /// The answer to send, with its signatures and denial when the client asked for them (all made
-    /// when the zone was written: this copies them).
-    pub(crate) fn signed(self) -> Message {
-        let mut message = self.message;
-        if let Some(p) = self.dnssec {
-            crate::dnssec_answer::add_dnssec(p.zone, p.signing, p.proof, &mut message);
+    /// when the zone was written: they are written from where the zone keeps them).
+    pub(crate) fn signed(self) -> Response<'z> {
+        let dnssec = match &self.dnssec {
+            Some(p) => crate::dnssec_answer::dnssec_records(p.zone, p.signing, &p.proof, &self.message),
+            None => DnssecRecords::default(),
+        };
+        Response {
+            message: self.message,
+            dnssec,
         }
-        message
+    }
+}
+
+/// An answer to send: the message as built, and the DNSSEC records [`encode`] writes into it (none
+/// unless the client set DO and the zone is signed), borrowed from the snapshot it was answered from.
+#[derive(Debug)]
+pub(crate) struct Response<'z> {
+    pub(crate) message: Message,
+    dnssec: DnssecRecords<'z>,
+}
+
+impl Response<'_> {
+    /// The response as a client reads it: written whole and read back.
+    #[cfg(test)]
+    pub(crate) fn read_back(mut self) -> Message {
+        let mut wire = Vec::new();
+        encode(&mut self, u16::MAX, &mut wire).expect("an answer encodes");
+        Message::from_vec(&wire).expect("an answer reads back")
+    }
+}
+
+impl From<Message> for Response<'_> {
+    /// A message sent as it is: a refusal, an error, a slipped answer.
+    fn from(message: Message) -> Self {
+        Response {
+            message,
+            dnssec: DnssecRecords::default(),
+        }
     }
 }
 
@@ -369,34 +401,30 @@ pub(crate) fn udp_limit(request: &Message) -> u16 {
 
 /// Encodes `response` into `out` (cleared first) within `max_size` bytes: whole if it fits, else without
 /// its additional section, else as header, question and OPT with TC set.
-pub(crate) fn encode(response: &mut Message, max_size: u16, out: &mut Vec<u8>) -> Result<Fit, ProtoError> {
+pub(crate) fn encode(response: &mut Response<'_>, max_size: u16, out: &mut Vec<u8>) -> Result<Fit, ProtoError> {
     let max = usize::from(max_size);
-    emit(response, out)?;
+    let Response { message, dnssec } = response;
+    crate::wire::write(message, dnssec, out)?;
     if out.len() <= max {
         return Ok(Fit::Whole);
     }
-    if !response.additionals.is_empty() {
-        response.additionals.clear();
+    if !message.additionals.is_empty() {
+        message.additionals.clear();
         // Glue of a referral is needed to follow it (RFC 9471): leaving it out makes the answer truncated.
-        let referral = !response.metadata.authoritative && !response.authorities.is_empty();
-        response.metadata.truncation = referral;
-        emit(response, out)?;
+        let referral = !message.metadata.authoritative && !message.authorities.is_empty();
+        message.metadata.truncation = referral;
+        crate::wire::write(message, dnssec, out)?;
         if out.len() <= max {
             return Ok(if referral { Fit::Truncated } else { Fit::Trimmed });
         }
     }
-    response.answers.clear();
-    response.authorities.clear();
-    response.additionals.clear();
-    response.metadata.truncation = true;
-    emit(response, out)?;
+    message.answers.clear();
+    message.authorities.clear();
+    message.additionals.clear();
+    message.metadata.truncation = true;
+    *dnssec = DnssecRecords::default();
+    crate::wire::write(message, dnssec, out)?;
     Ok(Fit::Truncated)
-}
-
-fn emit(response: &Message, out: &mut Vec<u8>) -> Result<(), ProtoError> {
-    out.clear();
-    let mut encoder = BinEncoder::new(out);
-    response.emit(&mut encoder)
 }
 
 /// Header flags of a request whose body did not parse, read straight from its first 12 bytes.
@@ -709,10 +737,11 @@ pub(crate) mod tests {
         );
         edns.set_version(1);
         m.set_edns(edns);
-        let mut bad = respond(&zones().read(), &m, Transport::Tcp, u16::MAX);
-        assert_eq!(bad.response_code, ResponseCode::BADVERS);
+        let bad = respond(&zones().read(), &m, Transport::Tcp, u16::MAX);
+        // Read back, 16 is BADSIG, BADVERS's TSIG twin.
+        assert_eq!(u16::from(bad.response_code), u16::from(ResponseCode::BADVERS));
         let mut wire = Vec::new();
-        encode(&mut bad, 512, &mut wire).expect("encodes");
+        encode(&mut Response::from(bad), 512, &mut wire).expect("encodes");
         let back = Message::from_vec(&wire).expect("decodes");
         // 16 reads back as BADSIG, its TSIG twin: the code is what travels, its high bits in the OPT.
         assert_eq!(u16::from(back.response_code), 16);
@@ -730,7 +759,8 @@ pub(crate) mod tests {
             zone.put(&name("big.example.org."), set(many));
         }
         let m = query("BIG.example.org.", RecordType::A);
-        let mut r = respond(&zones.read(), &m, Transport::Udp, 512);
+        let set = zones.read();
+        let mut r = prepare(&set, &m, Transport::Udp, 512).signed();
         let mut wire = Vec::new();
         assert_eq!(
             encode(&mut r, udp_limit(&m), &mut wire).expect("encodes"),
@@ -741,7 +771,7 @@ pub(crate) mod tests {
         assert!(back.metadata.truncation && back.metadata.authoritative);
         assert_eq!(back.queries[0].name().to_string(), "BIG.example.org.");
         assert!(back.answers.is_empty());
-        let mut whole = respond(&zones.read(), &m, Transport::Udp, 512);
+        let mut whole = prepare(&set, &m, Transport::Udp, 512).signed();
         assert_eq!(encode(&mut whole, u16::MAX, &mut wire).expect("encodes"), Fit::Whole);
         assert_eq!(Message::from_vec(&wire).expect("decodes").answers.len(), 100);
     }

@@ -1,15 +1,16 @@
 //! The DNSSEC records of an answer from a signed zone to a client that set DO (RFC 3225): the answer is
 //! built unsigned by `crate::answer`, which notes as it walks the zone what each set of the answer is
-//! signed as and what the negative part is about (a [`Proof`]); this adds each set's stored RRSIG and the
+//! signed as and what the negative part is about (a [`Proof`]); this picks each set's stored RRSIG and the
 //! denial a negative, wildcard or referral answer needs from that note, without walking the zone again,
 //! so the unsigned path stays as it was and the two meet in one call. The denials are the NSECs of the
 //! zone's chain, signed when the zone was written (`crate::dnssec::ZoneSigning::relink`): an answer
-//! signs nothing, whatever the name asked.
+//! signs nothing, whatever the name asked, and copies nothing either: what it picks are references
+//! ([`DnssecRecords`]) that `crate::wire` writes as the bytes they are stored as.
 
 use hickory_proto::op::Message;
-use hickory_proto::rr::{LowerName, Name, Record, RecordType};
+use hickory_proto::rr::{LowerName, Name, RecordType};
 
-use crate::dnssec::ZoneSigning;
+use crate::dnssec::{Link, Signature, ZoneSigning};
 use crate::zones::{Node, Zone};
 
 /// Record sets an answer can hold: one per link of the longest CNAME chain followed.
@@ -63,94 +64,157 @@ impl<'z> Proof<'z> {
     }
 }
 
-/// Adds to `response` (the authoritative answer from `zone` that `proof` was noted for) the signatures
-/// and proofs a validator needs, all of them made when the zone was written: answering signs nothing.
-pub(crate) fn add_dnssec(zone: &Zone, signing: &ZoneSigning, proof: Proof<'_>, response: &mut Message) {
-    let ctx = Ctx { zone, signing };
-    ctx.sign_answers(&proof.sets, response);
-    match proof.denial {
-        Some(Denial::Unsigned(cut)) => {
-            ctx.push(&mut response.authorities, signing.nsec_at(&LowerName::new(cut.name())))
+/// Record sets' RRSIGs and NSECs the authority section of a signed answer can hold: a wildcard's proof
+/// for each set, and the SOA's signature and two NSECs of a denial.
+const MAX_AUTHORITIES: usize = MAX_SETS + 3;
+
+/// The DNSSEC records a signed answer adds to the message built unsigned, as the zone's signing stores
+/// them: [`crate::wire`] writes their bytes, so an answer makes no record of them (issue 49: a signed
+/// answer as cheap as Knot's). Held on the stack, borrowed from the snapshot the answer was read from.
+#[derive(Debug, Default)]
+pub(crate) struct DnssecRecords<'z> {
+    /// Each answer set's signature, by the index of the set's last record in the answer section.
+    answers: [Option<(usize, &'z Signature)>; MAX_SETS],
+    /// What follows the authority section's own records, in order.
+    authorities: [Option<AuthorityRecord<'z>>; MAX_AUTHORITIES],
+}
+
+/// A DNSSEC record (with its signatures) of the authority section.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum AuthorityRecord<'z> {
+    /// The signature of a set of the section (the SOA), served with `ttl`.
+    Signature {
+        owner: &'z Name,
+        ttl: u32,
+        signature: &'z Signature,
+    },
+    /// An NSEC of the chain and its signature.
+    Nsec(&'z Link),
+}
+
+impl<'z> DnssecRecords<'z> {
+    /// The signature that follows the answer record at `index`, the last of its set.
+    pub(crate) fn signature_after(&self, index: usize) -> Option<&'z Signature> {
+        self.answers
+            .iter()
+            .map_while(Option::as_ref)
+            .find(|(last, _)| *last == index)
+            .map(|(_, signature)| *signature)
+    }
+
+    /// The records that follow the authority section's own, in order.
+    pub(crate) fn authorities(&self) -> impl Iterator<Item = AuthorityRecord<'z>> + '_ {
+        self.authorities.iter().map_while(|a| *a)
+    }
+
+    fn sign_answer(&mut self, last: usize, signature: &'z Signature) {
+        if let Some(slot) = self.answers.iter_mut().find(|s| s.is_none()) {
+            *slot = Some((last, signature));
         }
+    }
+
+    fn add_authority(&mut self, record: AuthorityRecord<'z>) {
+        if let Some(slot) = self.authorities.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(record);
+        }
+    }
+
+    /// An NSEC and its signature, unless the section holds that NSEC already: one NSEC often proves two
+    /// things.
+    fn add_nsec(&mut self, link: Option<&'z Link>) {
+        let Some(link) = link else { return };
+        let already = self
+            .authorities()
+            .any(|a| matches!(a, AuthorityRecord::Nsec(l) if std::ptr::eq(l, link)));
+        if !already {
+            self.add_authority(AuthorityRecord::Nsec(link));
+        }
+    }
+}
+
+/// The signatures and proofs a validator needs in `response` (the authoritative answer from `zone` that
+/// `proof` was noted for), all of them made when the zone was written: answering signs nothing, and
+/// copies nothing either.
+pub(crate) fn dnssec_records<'z>(
+    zone: &'z Zone,
+    signing: &'z ZoneSigning,
+    proof: &Proof<'z>,
+    response: &Message,
+) -> DnssecRecords<'z> {
+    let ctx = Ctx { zone, signing };
+    let mut records = DnssecRecords::default();
+    ctx.sign_answers(&proof.sets, response, &mut records);
+    match &proof.denial {
+        Some(Denial::Unsigned(cut)) => records.add_nsec(signing.link_at(&LowerName::new(cut.name()))),
         Some(Denial::NoName(last)) => {
             // RFC 4035 §3.1.3.2: the NSEC covering the name, and the one covering the wildcard of its
             // closest encloser, which could have answered for it.
-            ctx.sign_soa(response);
-            let last = LowerName::new(&last);
-            ctx.push(&mut response.authorities, signing.nsec_covering(&last));
+            ctx.sign_soa(response, &mut records);
+            let last = LowerName::new(last);
+            records.add_nsec(signing.link_covering(&last));
             if let Some(wildcard) = ctx.wildcard_of_encloser(&last) {
-                ctx.push(&mut response.authorities, signing.nsec_covering(&wildcard));
+                records.add_nsec(signing.link_covering(&wildcard));
             }
         }
         Some(Denial::NoType(last, node)) => {
-            ctx.sign_soa(response);
-            let asked = LowerName::new(&last);
+            ctx.sign_soa(response, &mut records);
+            let asked = LowerName::new(last);
             let at = LowerName::new(node.name());
             if at != asked {
                 // A wildcard's NODATA (RFC 4035 §3.1.3.4): the name asked does not exist, the wildcard
                 // lacks the type.
-                ctx.push(&mut response.authorities, signing.nsec_covering(&asked));
-                ctx.push(&mut response.authorities, signing.nsec_at(&at));
+                records.add_nsec(signing.link_covering(&asked));
+                records.add_nsec(signing.link_at(&at));
             } else if node.is_empty_non_terminal() {
                 // No NSEC at an empty non-terminal: the one covering it, whose next name is below it.
-                ctx.push(&mut response.authorities, signing.nsec_covering(&asked));
+                records.add_nsec(signing.link_covering(&asked));
             } else {
-                ctx.push(&mut response.authorities, signing.nsec_at(&asked));
+                records.add_nsec(signing.link_at(&asked));
             }
         }
         None => {}
     }
+    records
 }
 
-struct Ctx<'a> {
-    zone: &'a Zone,
-    signing: &'a ZoneSigning,
+struct Ctx<'z> {
+    zone: &'z Zone,
+    signing: &'z ZoneSigning,
 }
 
-impl Ctx<'_> {
-    /// Each record set of the answer section followed by its RRSIG; a set a wildcard synthesised gets
-    /// the wildcard's signature and the NSEC proving the name asked does not exist. The records are
-    /// moved, not copied.
-    fn sign_answers(&self, sets: &[Option<AnswerSet<'_>>], response: &mut Message) {
-        let sets = sets.iter().map_while(|s| s.as_ref());
-        if sets.clone().next().is_none() {
-            return;
-        }
-        let answers = std::mem::take(&mut response.answers);
-        let mut signed = Vec::with_capacity(answers.len() + MAX_SETS);
-        let mut records = answers.into_iter();
-        for set in sets {
-            let start = signed.len();
-            signed.extend(records.by_ref().take(set.records));
-            let Some(owner) = signed.get(start).map(|r: &Record| r.name.clone()) else {
-                continue;
+impl<'z> Ctx<'z> {
+    /// Each record set of the answer section gets its RRSIG after its last record; a set a wildcard
+    /// synthesised gets the wildcard's signature and the NSEC proving the name asked does not exist.
+    fn sign_answers(&self, sets: &[Option<AnswerSet<'z>>], response: &Message, records: &mut DnssecRecords<'z>) {
+        let mut start = 0;
+        for set in sets.iter().map_while(Option::as_ref) {
+            let Some(owner) = response.answers.get(start).map(|r| &r.name) else {
+                break;
             };
-            signed.extend(self.signing.rrsig_records(set.signed_as, set.record_type, &owner));
+            start += set.records;
+            if let Some(signature) = self.signing.stored_signature(set.signed_as, set.record_type) {
+                records.sign_answer(start - 1, signature);
+            }
             if let Some(labels) = set.next_closer {
                 let next_closer = LowerName::new(&owner.trim_to(usize::from(labels)));
-                self.push(&mut response.authorities, self.signing.nsec_covering(&next_closer));
+                records.add_nsec(self.signing.link_covering(&next_closer));
             }
         }
-        signed.extend(records);
-        response.answers = signed;
     }
 
     /// The SOA of a negative answer signed, with the SOA's negative TTL (RFC 2308 §3), as the SOA
     /// itself is served.
-    fn sign_soa(&self, response: &mut Message) {
+    fn sign_soa(&self, response: &Message, records: &mut DnssecRecords<'z>) {
         let Some(soa) = response.authorities.iter().find(|r| r.record_type() == RecordType::SOA) else {
             return;
         };
-        let ttl = soa.ttl;
-        let sig = self
-            .signing
-            .rrsig_records(self.zone.lower_origin(), RecordType::SOA, &soa.name)
-            .into_iter()
-            .map(|mut sig| {
-                sig.ttl = ttl;
-                sig
+        if let Some(signature) = self.signing.stored_signature(self.zone.lower_origin(), RecordType::SOA) {
+            records.add_authority(AuthorityRecord::Signature {
+                owner: self.zone.origin(),
+                ttl: soa.ttl,
+                signature,
             });
-        response.authorities.extend(sig);
+        }
     }
 
     /// The wildcard at the closest encloser of `name` (a name that does not exist): the deepest of its
@@ -162,18 +226,6 @@ impl Ctx<'_> {
             encloser = encloser.base_name();
         }
         Some(LowerName::new(&Name::from(encloser).prepend_label("*").ok()?))
-    }
-
-    /// An NSEC and its signature (`records`), unless the section holds that NSEC already: one NSEC
-    /// often proves two things.
-    fn push(&self, section: &mut Vec<Record>, records: Vec<Record>) {
-        let Some(nsec) = records.first() else { return };
-        let already = section
-            .iter()
-            .any(|r| r.record_type() == RecordType::NSEC && r.name == nsec.name);
-        if !already {
-            section.extend(records);
-        }
     }
 }
 
@@ -352,7 +404,7 @@ pub(crate) mod tests {
             "the CNAME under its own name, the target's set under the wildcard, x.wild the next closer"
         );
         assert!(proof.denial.is_none());
-        let r = answer.signed();
+        let r = answer.signed().read_back();
         assert_eq!(verify(&r.answers, &key), [RecordType::CNAME, RecordType::A]);
         assert_eq!(verify(&r.authorities, &key), [RecordType::NSEC]);
         let (nsec, data) = nsec_of(&r.authorities);

@@ -19,7 +19,7 @@ use hickory_proto::rr::rdata::opt::EdnsOption;
 use prometheus_client::metrics::counter::Counter;
 use tracing::info;
 
-use crate::answer::{Answer, OUR_PAYLOAD};
+use crate::answer::{Answer, OUR_PAYLOAD, Response};
 use crate::cookie::{Cookie, CookieSecret, Cookies};
 use crate::metrics::{ClassLabels, ResultLabels, ServerMetrics, Transport};
 use crate::rrl::{Class, Limiter, RrlConfig, Verdict};
@@ -94,14 +94,14 @@ impl Guard {
     /// nothing. The answer is classified unsigned and signed only once the limiter lets it out, so a
     /// dropped or slipped answer costs no signature, and a signed zone's missing name is counted as
     /// NXDOMAIN by its zone even though a DO client is then answered RFC 9824's NODATA.
-    pub(crate) fn release(
+    pub(crate) fn release<'z>(
         &self,
         request: &Message,
-        answer: Answer<'_>,
+        answer: Answer<'z>,
         cookie: Cookie,
         asker: &Asker,
         counters: &GuardCounters,
-    ) -> Option<Message> {
+    ) -> Option<Response<'z>> {
         let Asker { transport, peer, now } = *asker;
         let mut response = match &self.rrl {
             Some(limiter) if transport == Transport::Udp && !cookie.is_valid() => {
@@ -126,7 +126,7 @@ impl Guard {
                     }
                     Verdict::Slip => {
                         counters.slipped(class);
-                        slip(request, answer.unsigned(), cookie, self.cookies.is_some())
+                        slip(request, answer.unsigned(), cookie, self.cookies.is_some()).into()
                     }
                 }
             }
@@ -135,7 +135,7 @@ impl Guard {
         if let Some(cookies) = &self.cookies
             && let Some(option) = cookies.answer_option(cookie, peer.ip(), now.unix)
         {
-            attach(&mut response, option);
+            attach(&mut response.message, option);
         }
         Some(response)
     }
@@ -282,7 +282,7 @@ mod tests {
         GuardCounters::new(&ServerMetrics::default())
     }
 
-    /// What the guard sends for `request` from `asker`: `None` for nothing.
+    /// What the guard sends for `request` from `asker`, as the client reads it: `None` for nothing.
     fn through(g: &Guard, request: &Message, asker: &Asker) -> Option<Message> {
         let c = counters();
         let (cookie, response) = match g.admit(request, asker, &c) {
@@ -290,6 +290,7 @@ mod tests {
             Err((cookie, refusal)) => (cookie, *refusal),
         };
         g.release(request, response.into(), cookie, asker, &c)
+            .map(Response::read_back)
     }
 
     fn cookie_of(m: &Message) -> Option<Vec<u8>> {
@@ -416,7 +417,7 @@ mod tests {
                     .iter()
                     .all(|r| r.record_type() == RecordType::SOA)
             );
-            sent.extend(g.release(&q, answer, Cookie::Absent, &udp, &c));
+            sent.extend(g.release(&q, answer, Cookie::Absent, &udp, &c).map(Response::read_back));
         }
         let is_signature = |r: &Record| r.record_type() == RecordType::RRSIG;
         let (whole, slipped): (Vec<&Message>, Vec<&Message>) = sent.iter().partition(|m| !m.metadata.truncation);
@@ -445,10 +446,10 @@ mod tests {
         let ip = std::net::IpAddr::from([192, 0, 2, 1]);
         let req = request(Some(vec![1; 8]));
         let option = c.answer_option(c.read(&req, ip, 9), ip, 9);
-        let mut r = refusal(&req, ResponseCode::BADCOOKIE, option);
+        let r = refusal(&req, ResponseCode::BADCOOKIE, option);
         assert_eq!(r.queries.len(), 1);
         let mut wire = Vec::new();
-        crate::answer::encode(&mut r, 512, &mut wire).expect("encodes");
+        crate::answer::encode(&mut r.into(), 512, &mut wire).expect("encodes");
         let back = Message::from_vec(&wire).expect("decodes");
         assert_eq!(u16::from(back.response_code), 23);
         let edns = back.edns.expect("OPT");

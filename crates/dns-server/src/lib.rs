@@ -51,6 +51,8 @@ mod udp;
 // The served records' memory: nodes in sorted shards, a set's data held compactly.
 mod keyed_shards;
 pub mod set_data;
+// Signed answers as cheap as Knot's: answers written without hickory's message encoder.
+mod wire;
 
 pub use config::{Limits, MAX_UDP_WORKERS, Secondary, ServerConfig, ZoneConfig};
 pub use cookie::{CookieSecret, CookieSecretError};

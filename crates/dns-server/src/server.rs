@@ -286,15 +286,14 @@ impl Handler {
             peer,
             now: self.guard.now(),
         };
-        // The read lock is held until the answer is released: it is signed only once RRL lets it out.
+        // The snapshot is held until the answer is written: it is signed only once RRL lets it out, and
+        // its signatures are written from where the snapshot keeps them.
         let zones = self.zones.read();
         let (cookie, response) = match self.guard.admit(&request, &asker, &counters.guard) {
             Ok(cookie) => (cookie, answer::prepare(&zones, &request, transport, limit)),
             Err((cookie, refusal)) => (cookie, (*refusal).into()),
         };
-        let released = self.guard.release(&request, response, cookie, &asker, &counters.guard);
-        drop(zones);
-        let Some(mut response) = released else {
+        let Some(mut response) = self.guard.release(&request, response, cookie, &asker, &counters.guard) else {
             return Handled::Silent;
         };
         match answer::encode(&mut response, limit, out) {
@@ -310,7 +309,7 @@ impl Handler {
                 return Handled::Answered;
             }
         }
-        counters.answer(response.response_code);
+        counters.answer(response.message.response_code);
         Handled::Answered
     }
 
@@ -339,8 +338,9 @@ fn server_failure(request: &Message, out: &mut Vec<u8>) {
     failure.metadata.recursion_desired = request.metadata.recursion_desired;
     failure.metadata.response_code = ResponseCode::ServFail;
     failure.queries = request.queries.clone();
+    let mut failure = answer::Response::from(failure);
     if answer::encode(&mut failure, u16::MAX, out).is_err() {
-        failure.queries.clear();
+        failure.message.queries.clear();
         let _ = answer::encode(&mut failure, u16::MAX, out);
     }
 }

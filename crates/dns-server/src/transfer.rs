@@ -189,7 +189,8 @@ impl Transfers {
     /// `budget` bytes, which leaves room for the signature.
     fn answer(&self, request: &Message, transport: Transport, budget: usize) -> Vec<u8> {
         let max = u16::try_from(budget).unwrap_or(u16::MAX);
-        let mut response = crate::answer::respond(&self.zones.read(), request, transport, max);
+        let zones = self.zones.read();
+        let mut response = crate::answer::prepare(&zones, request, transport, max).signed();
         let mut out = Vec::new();
         match crate::answer::encode(&mut response, max, &mut out) {
             Ok(_) => out,

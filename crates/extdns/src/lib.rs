@@ -35,6 +35,7 @@ mod foreign_flags;
 pub mod logging;
 pub mod plan;
 pub mod plan_shared;
+pub mod priority;
 pub mod providers;
 pub mod run;
 pub mod settings;
@@ -79,7 +80,13 @@ where
             return ExitCode::from(code);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if dns_server::answers_first(&cli) {
+        // Every thread of this runtime does the controller's work; the answers run on threads started
+        // apart (`priority`).
+        builder.on_thread_start(priority::lower_this_thread);
+    }
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

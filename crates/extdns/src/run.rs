@@ -15,7 +15,7 @@ pub use extdns_wiring::{
 use tracing::info;
 
 use crate::crd_status::CrdStatus;
-use crate::dns_server::provider_and_server;
+use crate::dns_server::{Serving, provider_and_server};
 use crate::events::KubeEvents;
 use crate::settings::{ClusterSettings, EnabledSource, KubeSettings, LeaderSettings, Settings, ValidationError};
 use extdns_kube_sinks::object_status::{KubeStatusApi, StatusWriter, TokenBucket};
@@ -55,7 +55,10 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
         // The zones are this process's: every replica writes its own, leader or not.
         controller = controller.with_local_provider();
     }
-    let serving = dns_server.map(|server| tokio::spawn(server.run(shutdown.clone())));
+    // The answers on threads of their own, ahead of this loop's (`crate::priority`).
+    let serving = dns_server
+        .map(|server| Serving::start(server, shutdown.clone()))
+        .transpose()?;
     // The election stops only after the loop: a lease released while a sync still writes would let the
     // next leader start too early.
     let election_stop = CancellationToken::new();
@@ -133,7 +136,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
             // Exiting would take the answers with it: serve what the one sync wrote until stopped.
             info!("--once with --provider=dns-server: answering from the synced records until SIGTERM or Ctrl-C");
             shutdown.cancelled().await;
-            let _ = serving.await;
+            serving.stopped().await;
         }
         return Ok(());
     }
@@ -142,7 +145,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     controller.run(shutdown.clone()).await;
     shutdown.cancel();
     if let Some(serving) = serving {
-        let _ = serving.await;
+        serving.stopped().await;
     }
     election_stop.cancel();
     if let Some(task) = election_task {

@@ -7,7 +7,7 @@ use extdns_controller::{CancellationToken, Metrics, start_metrics_server};
 use extdns_provider_webhook::start_server;
 use tracing::info;
 
-use crate::dns_server::provider_and_server;
+use crate::dns_server::{Serving, provider_and_server};
 use crate::run::{REVISION, VERSION, spawn_signal_handler};
 use crate::settings::WebhookServerSettings;
 
@@ -20,9 +20,10 @@ pub async fn run(settings: &WebhookServerSettings) -> anyhow::Result<()> {
     // process answers for them, as the controller would.
     let (metrics, provider, dns_server) =
         provider_and_server(&settings.provider, Metrics::new(VERSION, REVISION)).await?;
-    if let Some(server) = dns_server {
-        tokio::spawn(server.run(shutdown.clone()));
-    }
+    // The answers on threads of their own, ahead of the webhook's writes (`crate::priority`).
+    let serving = dns_server
+        .map(|server| Serving::start(server, shutdown.clone()))
+        .transpose()?;
     let health = start_metrics_server(&settings.metrics_address, metrics, shutdown.clone()).await?;
     let server = start_server(&settings.address, provider, settings.options, shutdown.clone())
         .await
@@ -36,5 +37,8 @@ pub async fn run(settings: &WebhookServerSettings) -> anyhow::Result<()> {
     let _ = server.handle.await;
     shutdown.cancel();
     let _ = health.handle.await;
+    if let Some(serving) = serving {
+        serving.stopped().await;
+    }
     Ok(())
 }

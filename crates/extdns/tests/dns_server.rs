@@ -88,6 +88,72 @@ fn the_loop_is_ready_after_its_first_sync_and_exports_the_servers_metrics() -> R
     Ok(())
 }
 
+/// Each thread of process `pid`: its name and its nice value, from `/proc/PID/task/*/stat`.
+#[cfg(target_os = "linux")]
+fn threads_nice(pid: u32) -> Result<Vec<(String, i32)>, Error> {
+    let mut threads = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
+        let Ok(stat) = std::fs::read_to_string(task?.path().join("stat")) else {
+            continue; // the thread ended meanwhile
+        };
+        // "TID (NAME) STATE PPID ...": the name may hold spaces, so the fields are counted after its ')';
+        // nice is the 19th field, the 17th after the name.
+        let (head, fields) = stat.rsplit_once(')').ok_or("a stat line without its name")?;
+        let name = head.split_once('(').ok_or("a stat line without its name")?.1;
+        let nice = fields
+            .split_whitespace()
+            .nth(16)
+            .ok_or("a stat line without its nice value")?
+            .parse()?;
+        threads.push((name.to_string(), nice));
+    }
+    Ok(threads)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_udp_workers_run_ahead_of_every_thread_of_the_controller() -> Result<(), Error> {
+    // Started at the lowest priority already (a runner under `nice -n 19`), no thread can go lower, and
+    // there is nothing to tell apart.
+    let own = threads_nice(std::process::id())?
+        .first()
+        .map(|&(_, nice)| nice)
+        .ok_or("no thread of this test")?;
+    if own >= 19 {
+        eprintln!("skipped: this test runs at nice {own}, the lowest priority, so no thread can be lowered");
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let metrics = free_port();
+    let address = format!("--metrics-address=127.0.0.1:{metrics}");
+    let extdns = start(dir.path(), &[&address, "--dns-server-udp-workers=2"])?;
+    wait_ready(metrics)?;
+    let pid = extdns.pid().ok_or("extdns exited")?;
+    let threads = threads_nice(pid)?;
+    let of = |prefix: &str| -> Vec<i32> {
+        threads
+            .iter()
+            .filter(|(name, _)| name.starts_with(prefix))
+            .map(|&(_, nice)| nice)
+            .collect()
+    };
+    // The runtime's workers: `tokio-rt-worker` (the kernel keeps 15 bytes of a name).
+    let (udp, serving, runtime) = (of("dns-udp"), of("dns-serve"), of("tokio-r"));
+    let main = of("extdns");
+    assert_eq!(udp.len(), 2, "a thread per UDP worker: {threads:?}");
+    assert!(
+        !serving.is_empty() && !runtime.is_empty() && !main.is_empty(),
+        "{threads:?}"
+    );
+    let answering = udp.iter().chain(&serving).max().ok_or("no answering thread")?;
+    let controller = runtime.iter().chain(&main).min().ok_or("no controller thread")?;
+    assert!(
+        answering < controller,
+        "every answering thread runs ahead (a lower nice) of every thread of the controller: {threads:?}"
+    );
+    Ok(())
+}
+
 #[test]
 fn as_a_webhook_server_it_answers_what_the_webhook_client_writes() -> Result<(), Error> {
     require!(DnsClients);

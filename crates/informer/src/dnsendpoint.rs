@@ -132,7 +132,7 @@ pub const DEFAULT_KIND: &str = "DNSEndpoint";
 impl Sealed for DnsEndpoint {
     type View = view::DnsEndpoint;
     const KIND: ResourceKind = ResourceKind::DnsEndpoint;
-    fn view(&self, _: &Convert<'_>) -> view::DnsEndpoint {
+    fn view(&self, c: &Convert<'_>) -> view::DnsEndpoint {
         let entries = self
             .spec
             .as_ref()
@@ -156,10 +156,10 @@ impl Sealed for DnsEndpoint {
                 .iter()
                 .map(|e| {
                     e.as_ref().map(|e| view::DnsEndpointEntry {
-                        dns_name: e.dns_name.clone().unwrap_or_default(),
-                        targets: e.targets.clone().unwrap_or_default(),
-                        record_type: e.record_type.clone().unwrap_or_default(),
-                        set_identifier: e.set_identifier.clone().unwrap_or_default(),
+                        dns_name: boxed(e.dns_name.as_deref()),
+                        targets: e.targets.iter().flatten().map(|t| t.as_str().into()).collect(),
+                        record_type: c.interner.intern(e.record_type.as_deref().unwrap_or_default()),
+                        set_identifier: boxed(e.set_identifier.as_deref()),
                         record_ttl: e.record_ttl.unwrap_or_default(),
                         labels: e.labels.clone().unwrap_or_default().into_iter().collect(),
                         provider_specific: e
@@ -173,6 +173,11 @@ impl Sealed for DnsEndpoint {
                 .collect(),
         }
     }
+}
+
+/// An optional string as the view keeps it, empty when absent.
+fn boxed(s: Option<&str>) -> Box<str> {
+    s.unwrap_or_default().into()
 }
 
 #[cfg(test)]
@@ -203,10 +208,10 @@ mod tests {
         assert_eq!(v.endpoints.len(), 2);
         assert!(v.endpoints[0].is_none());
         let e = v.endpoints[1].as_ref().expect("entry");
-        assert_eq!(e.dns_name, "x.example.org");
+        assert_eq!(&*e.dns_name, "x.example.org");
         assert_eq!(e.record_ttl, 60);
-        assert_eq!(e.set_identifier, "s");
-        assert_eq!(e.labels, vec![("k".to_string(), "v".to_string())]);
-        assert_eq!(e.provider_specific, vec![("n".to_string(), "v".to_string())]);
+        assert_eq!(&*e.set_identifier, "s");
+        assert_eq!(*e.labels, [("k".to_string(), "v".to_string())]);
+        assert_eq!(*e.provider_specific, [("n".to_string(), "v".to_string())]);
     }
 }

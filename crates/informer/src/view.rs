@@ -608,22 +608,27 @@ pub struct DnsEndpoint {
 }
 
 /// One `spec.endpoints[]` entry; absent fields are empty (zero for the TTL).
+///
+/// Kept between syncs for every record a DNSEndpoint asks for (the built-in DNS server's zone from
+/// manifests: one entry per served record), so sized for that: boxed strings and slices, which never
+/// grow once read (16 bytes each instead of a vector's 24), and the type interned, one string shared by
+/// every entry of the type (`tests/dnsendpoint_memory.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DnsEndpointEntry {
     /// `dnsName`.
-    pub dns_name: String,
+    pub dns_name: Box<str>,
     /// `targets`.
-    pub targets: Vec<String>,
-    /// `recordType`.
-    pub record_type: String,
+    pub targets: Box<[Box<str>]>,
+    /// `recordType`, interned.
+    pub record_type: Sym,
     /// `setIdentifier`.
-    pub set_identifier: String,
+    pub set_identifier: Box<str>,
     /// `recordTTL`.
     pub record_ttl: i64,
     /// `labels`.
-    pub labels: Vec<(String, String)>,
+    pub labels: Box<[(String, String)]>,
     /// `providerSpecific`, as (name, value) pairs.
-    pub provider_specific: Vec<(String, String)>,
+    pub provider_specific: Box<[(String, String)]>,
 }
 
 impl DnsEndpoint {

@@ -286,7 +286,7 @@ mod tests {
         DnsEndpointEntry {
             dns_name: "web.example.org".into(),
             record_type: "A".into(),
-            targets: vec![target.into()],
+            targets: Box::new([target.into()]),
             ..DnsEndpointEntry::default()
         }
     }

@@ -87,7 +87,7 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
     let record_type = RecordType::KNOWN
         .into_iter()
         .find(|t| t.as_str() == e.record_type)
-        .ok_or_else(|| Invalid::RecordType(e.record_type.clone()))?;
+        .ok_or_else(|| Invalid::RecordType(e.record_type.to_string()))?;
     if e.record_ttl < 0 {
         return Err(Invalid::NegativeTtl(e.record_ttl));
     }
@@ -97,13 +97,13 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
     let targets = if record_type.has_typed_rdata() {
         canonical_targets(&record_type, &e.targets)?
     } else {
-        e.targets.clone()
+        e.targets.iter().map(|t| t.to_string()).collect()
     };
     let endpoint = Endpoint {
-        dns_name: e.dns_name.clone(),
+        dns_name: e.dns_name.to_string(),
         targets: Targets::from(targets),
         record_type,
-        set_identifier: e.set_identifier.clone(),
+        set_identifier: e.set_identifier.to_string(),
         record_ttl: Ttl(e.record_ttl),
         labels: e.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
         provider_specific: ProviderSpecific(
@@ -124,11 +124,11 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
 /// TLSA, SVCB and HTTPS targets in their canonical text, so a provider's read-back compares equal to them
 /// (`ABCD` and `abcd`, `port=443 alpn=h2` and `alpn=h2 port=443` are one record); the first target that
 /// is not valid record data skips the entry, the error naming the field.
-fn canonical_targets(record_type: &RecordType, targets: &[String]) -> Result<Vec<String>, Invalid> {
+fn canonical_targets(record_type: &RecordType, targets: &[Box<str>]) -> Result<Vec<String>, Invalid> {
     targets
         .iter()
         .map(|t| match canonical_target(record_type, t) {
-            Ok(canonical) => Ok(canonical.unwrap_or_else(|| t.clone())),
+            Ok(canonical) => Ok(canonical.unwrap_or_else(|| t.to_string())),
             Err(e) => Err(Invalid::Record(InvalidEndpoint::BadRdata(e))),
         })
         .collect()

@@ -5,8 +5,9 @@
 //! DNSKEY, CDS and CDNSKEY at the apex; every record set is signed when it is written and its RRSIG kept
 //! beside it ([`ZoneSigning`]), renewed before it expires (`crate::dnssec_renew`), a batch at a time; an
 //! answer to a client that set DO gets the stored signatures (`crate::dnssec_answer`), and its denial, if
-//! any, made on the spot with the fewest names possible ([`denial`]: RFC 9824's compact answers), the only
-//! signing on the query path. Nothing here reads the zones: they call in.
+//! any, from the zone's NSEC chain, signed as it is written: nothing is signed on the query path, and the
+//! stored RRSIGs and NSECs are written into an answer as the bytes they are kept as (`crate::wire`).
+//! Nothing here reads the zones: they call in.
 //!
 //! hickory-proto gives the primitives: the record types (DNSKEY, DS, CDS, CDNSKEY, RRSIG, NSEC), the
 //! signed data of an RRset (`TBS`), and the signing keys over `ring`; the rest is here.
@@ -28,6 +29,7 @@ pub use rollover::ZoneKeys;
 pub use signer::ZoneSigning;
 #[cfg(test)]
 pub(crate) use signer::tests::signed as signatures_made;
+pub(crate) use signer::{Link, Signature};
 use tokio::sync::watch;
 use tracing::warn;
 

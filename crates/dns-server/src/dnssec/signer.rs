@@ -26,10 +26,12 @@
 
 use std::fmt;
 
+use hickory_proto::ProtoError;
 use hickory_proto::dnssec::rdata::sig::SigInput;
 use hickory_proto::dnssec::rdata::{DNSSECRData, NSEC, RRSIG};
 use hickory_proto::dnssec::{PublicKey, SigningKey, TBS};
 use hickory_proto::rr::{DNSClass, LowerName, Name, RData, Record, RecordType, SerialNumber};
+use hickory_proto::serialize::binary::{BinDecoder, BinEncodable, Restrict};
 
 use super::chain::{OrderedNames, ZoneNames};
 use super::{DnssecConfig, DnssecError, ZoneKey, ZoneKeys};
@@ -82,12 +84,12 @@ pub struct ZoneSigning {
     stale: Vec<LowerName>,
 }
 
-/// One NSEC of the chain: its owner as spelt, its data (the next name and the owner's types) and its
-/// signature.
+/// One NSEC of the chain: its owner as spelt, its data (the next name and the owner's types) as its wire
+/// form, written into answers as it is (`crate::wire`), and its signature.
 #[derive(Debug, Clone)]
-struct Link {
+pub(crate) struct Link {
     owner: Name,
-    data: RData,
+    nsec: Box<[u8]>,
     signature: Signature,
 }
 
@@ -126,10 +128,11 @@ impl fmt::Debug for ZoneSigning {
     }
 }
 
-/// One record set's signatures: one per key that signs it.
+/// One record set's signatures: one per key that signs it, each the RRSIG's RDATA as sent (the signer
+/// name uncompressed, RFC 4034 §3.1.7), so an answer writes the bytes (`crate::wire`) and makes no record.
 #[derive(Debug, Clone)]
-struct Signature {
-    rrsigs: Vec<RRSIG>,
+pub(crate) struct Signature {
+    rrsigs: Box<[Box<[u8]>]>,
     /// The set's renewal instant the signature is dated from, in seconds since the epoch: valid from an
     /// hour before it to the validity after it, renewed at the next instant, a period later.
     anchor: u32,
@@ -209,7 +212,7 @@ impl ZoneSigning {
         let rrsigs = self
             .signers(owner, record_type)
             .map(|signer| self.rrsig(signer, owner, ttl, data, anchor))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Box<[_]>, _>>()?;
         Ok(Signature {
             rrsigs,
             anchor,
@@ -227,10 +230,14 @@ impl ZoneSigning {
     /// for a wildcard's set; the labels field says which wildcard signed it): one, or one per key for
     /// the DNSKEY set during a rollover.
     pub(crate) fn rrsig_records(&self, signed_as: &LowerName, record_type: RecordType, owner: &Name) -> Vec<Record> {
-        let Some(signature) = self.signatures.get(&(signed_as.clone(), record_type)) else {
-            return Vec::new();
-        };
-        signature.records(owner)
+        self.stored_signature(signed_as, record_type)
+            .map(|signature| signature.records(owner))
+            .unwrap_or_default()
+    }
+
+    /// The signature of the set (`signed_as`, `record_type`), as an answer writes it.
+    pub(crate) fn stored_signature(&self, signed_as: &LowerName, record_type: RecordType) -> Option<&Signature> {
+        self.signatures.get(&(signed_as.clone(), record_type))
     }
 
     /// The renewal instant of the set (`owner`, `record_type`) at or before `now`: its phase (a whole
@@ -434,16 +441,17 @@ impl ZoneSigning {
         // The last name links back to the apex (RFC 4034 §4.1.1).
         let next = Name::from(self.chain.after(name).unwrap_or(&self.origin).clone());
         let data = RData::DNSSEC(DNSSECRData::NSEC(NSEC::new_cover_self(next, names.types(name))));
+        let nsec = data.to_bytes().map_err(DnssecError::Proto)?.into_boxed_slice();
         if self
             .links
             .get(name)
-            .is_some_and(|l| l.data == data && l.signature.ttl == ttl)
+            .is_some_and(|l| l.nsec == nsec && l.signature.ttl == ttl)
         {
             return Ok(());
         }
         let owner = Name::from(name.clone());
         let signature = self.signature(&owner, ttl, std::slice::from_ref(&data), now)?;
-        self.links.insert(name.clone(), Link { owner, data, signature });
+        self.links.insert(name.clone(), Link { owner, nsec, signature });
         Ok(())
     }
 
@@ -452,7 +460,8 @@ impl ZoneSigning {
         let Some(link) = self.links.get(name) else {
             return Ok(false);
         };
-        let signature = self.signature(&link.owner, link.signature.ttl, std::slice::from_ref(&link.data), now)?;
+        let data = read_rdata(RecordType::NSEC, &link.nsec)?;
+        let signature = self.signature(&link.owner, link.signature.ttl, std::slice::from_ref(&data), now)?;
         if let Some(link) = self.links.get_mut(name) {
             link.signature = signature;
         }
@@ -462,16 +471,18 @@ impl ZoneSigning {
     /// The NSEC at exactly `name` and its RRSIG, if `name` is in the chain: the proof of the types at a
     /// name, or of a delegation without DS.
     pub(crate) fn nsec_at(&self, name: &LowerName) -> Vec<Record> {
-        self.links.get(name).map(Link::records).unwrap_or_default()
+        self.link_at(name).map(Link::records).unwrap_or_default()
     }
 
-    /// The NSEC at or covering `name` (the chain's name at or before it) and its RRSIG: the proof that
-    /// `name` does not exist, or that an empty non-terminal holds nothing.
-    pub(crate) fn nsec_covering(&self, name: &LowerName) -> Vec<Record> {
-        self.chain
-            .at_or_before(name)
-            .map(|owner| self.nsec_at(owner))
-            .unwrap_or_default()
+    /// The NSEC at exactly `name` with its signature, as an answer writes it.
+    pub(crate) fn link_at(&self, name: &LowerName) -> Option<&Link> {
+        self.links.get(name)
+    }
+
+    /// The NSEC at or covering `name` (the chain's name at or before it) with its signature: the proof
+    /// that `name` does not exist, or that an empty non-terminal holds nothing.
+    pub(crate) fn link_covering(&self, name: &LowerName) -> Option<&Link> {
+        self.chain.at_or_before(name).and_then(|owner| self.link_at(owner))
     }
 
     /// The chain's NSEC records and their RRSIGs at every name, in canonical order: what a transfer
@@ -515,7 +526,7 @@ impl ZoneSigning {
         }
         for (_, before, after) in self.links.changes_since(&old.links) {
             match (before, after) {
-                (Some(b), Some(a)) if b.data == a.data && b.signature.ttl == a.signature.ttl => {
+                (Some(b), Some(a)) if b.nsec == a.nsec && b.signature.ttl == a.signature.ttl => {
                     if !b.signature.same(&a.signature) {
                         removed.extend(b.signature.records(&b.owner));
                         added.extend(a.signature.records(&a.owner));
@@ -575,7 +586,7 @@ impl ZoneSigning {
         ttl: u32,
         data: &[RData],
         anchor: u32,
-    ) -> Result<RRSIG, DnssecError> {
+    ) -> Result<Box<[u8]>, DnssecError> {
         let Some(first) = data.first() else {
             return Err(DnssecError::Empty);
         };
@@ -598,7 +609,8 @@ impl ZoneSigning {
         #[cfg(test)]
         tests::SIGNED.with(|n| n.set(n.get() + 1));
         let signature = signer.key.sign(&tbs).map_err(DnssecError::Dnssec)?;
-        Ok(RRSIG::from_sig(input, signature))
+        let rrsig = RRSIG::from_sig(input, signature);
+        Ok(rrsig.to_bytes().map_err(DnssecError::Proto)?.into_boxed_slice())
     }
 }
 
@@ -608,32 +620,66 @@ impl Signature {
         self.ttl == other.ttl && self.rrsigs == other.rrsigs
     }
 
-    /// The RRSIG records, owned by `owner`, with the set's TTL.
+    /// The RRSIG records, owned by `owner`, with the set's TTL, read back from their wire form (for a
+    /// transfer and the tests; an answer writes the bytes).
     fn records(&self, owner: &Name) -> Vec<Record> {
         self.rrsigs
             .iter()
-            .map(|rrsig| {
-                Record::from_rdata(
-                    owner.clone(),
-                    self.ttl,
-                    RData::DNSSEC(DNSSECRData::RRSIG(rrsig.clone())),
-                )
-            })
+            .filter_map(|rrsig| stored_record(owner, self.ttl, RecordType::RRSIG, rrsig))
             .collect()
+    }
+
+    /// The TTL its RRSIGs are served with: the set's own.
+    pub(crate) fn ttl(&self) -> u32 {
+        self.ttl
+    }
+
+    /// The RDATA of each RRSIG, as sent.
+    pub(crate) fn rrsigs(&self) -> impl Iterator<Item = &[u8]> {
+        self.rrsigs.iter().map(|r| &r[..])
     }
 }
 
 impl Link {
     /// The NSEC record and its RRSIGs.
     fn records(&self) -> Vec<Record> {
-        let mut records = Vec::with_capacity(1 + self.signature.rrsigs.len());
-        records.push(Record::from_rdata(
-            self.owner.clone(),
-            self.signature.ttl,
-            self.data.clone(),
-        ));
-        records.extend(self.signature.records(&self.owner));
-        records
+        let nsec = stored_record(&self.owner, self.signature.ttl, RecordType::NSEC, &self.nsec);
+        nsec.into_iter().chain(self.signature.records(&self.owner)).collect()
+    }
+
+    /// The NSEC's owner.
+    pub(crate) fn owner(&self) -> &Name {
+        &self.owner
+    }
+
+    /// The NSEC's RDATA, as sent.
+    pub(crate) fn nsec(&self) -> &[u8] {
+        &self.nsec
+    }
+
+    /// The NSEC's signature.
+    pub(crate) fn signature(&self) -> &Signature {
+        &self.signature
+    }
+}
+
+/// Record data of `record_type` read back from the wire form it is stored as.
+fn read_rdata(record_type: RecordType, wire: &[u8]) -> Result<RData, DnssecError> {
+    let length =
+        u16::try_from(wire.len()).map_err(|_| DnssecError::Proto(ProtoError::Message("stored RDATA too long")))?;
+    RData::read(&mut BinDecoder::new(wire), record_type, Restrict::new(length))
+        .map_err(|e| DnssecError::Proto(e.into()))
+}
+
+/// A stored record as a hickory record; `None` (logged) should its bytes not read back, which only a bug
+/// here can make.
+fn stored_record(owner: &Name, ttl: u32, record_type: RecordType, wire: &[u8]) -> Option<Record> {
+    match read_rdata(record_type, wire) {
+        Ok(data) => Some(Record::from_rdata(owner.clone(), ttl, data)),
+        Err(e) => {
+            tracing::warn!(error = %e, %owner, ?record_type, "a stored DNSSEC record does not read back");
+            None
+        }
     }
 }
 

@@ -222,7 +222,7 @@ fn name_report(name: &str, run: &DryRun, plan: &PlanConfig) -> NameReport {
         for n in names.names.iter().filter(|n| name_key(&n.name) == key.as_str()) {
             asked_by.push(Asker {
                 object: object.resource_label(),
-                record_type: n.record_type.clone(),
+                record_type: n.record_type.to_string(),
                 set_identifier: n.set_identifier.clone(),
                 message: n.state.to_string(),
                 state: n.state.clone(),
