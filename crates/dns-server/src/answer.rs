@@ -223,23 +223,36 @@ fn place<'z>(zone: &'z Zone, name: &LowerName, query_type: RecordType) -> Place<
     let mut exact = None;
     let mut encloser: Option<&Node> = None;
     let mut cut = None;
-    let mut current = name.clone();
-    while current.num_labels() > apex_labels {
-        if let Some(found @ (_, node)) = zone.node_entry(&current) {
+    // The name itself, then each name above it down to the label below the apex: no copy of the name
+    // asked for, and none made for the apex (hickory makes a new name per label removed).
+    let mut above;
+    let mut current = name;
+    let mut asked = true;
+    let mut labels = name.num_labels();
+    while labels > apex_labels {
+        if let Some(found @ (_, node)) = zone.node_entry(current) {
             if encloser.is_none() && exact.is_none() {
-                if &current == name {
+                if asked {
                     exact = Some(found);
                 } else {
                     encloser = Some(node);
                 }
             }
             // A DS query at the cut itself is the parent side's (RFC 4035 §3.1.4.1): not a referral.
-            let ds_at_cut = query_type == RecordType::DS && &current == name;
+            let ds_at_cut = query_type == RecordType::DS && asked;
             if node.rrset(RecordType::NS).is_some() && !ds_at_cut {
                 cut = Some(found);
             }
         }
-        current = current.base_name();
+        // The name above has one label fewer than this one in full; at the apex or above it, the walk
+        // ends without making it (hickory's count, which leaves out a leading `*`, is at most that).
+        if current.iter().count().saturating_sub(1) <= usize::from(apex_labels) {
+            break;
+        }
+        above = current.base_name();
+        labels = above.num_labels();
+        current = &above;
+        asked = false;
     }
     if let Some(cut) = cut {
         return Place::Cut(cut);

@@ -42,6 +42,10 @@ pub struct ServerConfig {
     /// UDP workers per listen address (`--dns-server-udp-workers`); 0: one per CPU the process may use,
     /// at most 8.
     pub udp_workers: usize,
+    /// Run by each UDP worker thread as it starts, before its first datagram: what the binary sets up
+    /// per answering thread (its allocator's thread cache: the process turns them off to hold less, and
+    /// a worker allocates for every answer; docs/performance.md).
+    pub on_udp_worker_start: Option<fn()>,
 }
 
 impl ServerConfig {
@@ -61,6 +65,7 @@ impl ServerConfig {
             cookie_secret: None,
             tls: None,
             udp_workers: 0,
+            on_udp_worker_start: None,
         }
     }
 }

@@ -122,8 +122,8 @@ impl DnsServer {
         let mut tasks = JoinSet::new();
         let workers = udp_workers(&self.config);
         for sockets in self.udp {
-            let handler = self.handler.clone();
-            let answers = move || UdpAnswers::new(handler.clone());
+            let (handler, started) = (self.handler.clone(), self.config.on_udp_worker_start);
+            let answers = move || UdpAnswers::new(handler.clone(), started);
             tasks.spawn(udp::serve(sockets, workers, answers, shutdown.clone()));
         }
         let slots = Arc::new(Semaphore::new(self.config.limits.tcp_connections));
@@ -432,18 +432,30 @@ async fn or_pause<T>(received: std::io::Result<T>, pause: Duration, log: impl Fn
 struct UdpAnswers {
     handler: Arc<Handler>,
     counters: Counters,
+    /// [`ServerConfig::on_udp_worker_start`].
+    started: Option<fn()>,
 }
 
 impl UdpAnswers {
-    fn new(handler: Arc<Handler>) -> UdpAnswers {
+    fn new(handler: Arc<Handler>, started: Option<fn()>) -> UdpAnswers {
         let counters = Counters::new(Transport::Udp, &handler.metrics);
-        UdpAnswers { handler, counters }
+        UdpAnswers {
+            handler,
+            counters,
+            started,
+        }
     }
 }
 
 impl Datagrams for UdpAnswers {
     fn answer(&mut self, wire: &[u8], peer: SocketAddr, out: &mut Vec<u8>) -> bool {
         self.handler.udp(wire, peer, out, &mut self.counters)
+    }
+
+    fn thread_started(&mut self) {
+        if let Some(started) = self.started {
+            started();
+        }
     }
 }
 

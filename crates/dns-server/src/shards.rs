@@ -2,10 +2,8 @@
 //! it is cheap and changing a copy costs the shards it touches: what the signer's maps (signatures, NSEC
 //! links) need to be shared between the snapshots queries read, as the zone's nodes are.
 
+use crate::keyed_shards::{ShardKey, ShardedSet};
 use std::borrow::Borrow;
-use std::hash::Hash;
-
-use crate::keyed_shards::ShardedSet;
 
 /// A map of `K` to `V` whose copies share every shard neither changed.
 #[derive(Debug)]
@@ -18,7 +16,7 @@ impl<K, V> Clone for ShardedMap<K, V> {
     }
 }
 
-impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
+impl<K: ShardKey + Clone, V: Clone> ShardedMap<K, V> {
     pub(crate) fn new() -> Self {
         ShardedMap(ShardedSet::new())
     }
@@ -26,7 +24,7 @@ impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
     pub(crate) fn get<Q>(&self, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
+        Q: ShardKey + ?Sized,
     {
         self.0.get(key).map(|(_, v)| v)
     }
@@ -35,7 +33,7 @@ impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
     pub(crate) fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
     where
         K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
+        Q: ShardKey + ?Sized,
     {
         self.0.get_mut(key).map(|(_, v)| v)
     }
@@ -47,7 +45,7 @@ impl<K: Hash + Eq + Clone, V: Clone> ShardedMap<K, V> {
     pub(crate) fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
+        Q: ShardKey + ?Sized,
     {
         self.0.remove(key).map(|(_, v)| v)
     }

@@ -19,6 +19,9 @@ pub(crate) trait Datagrams: Send + 'static {
     /// The answer to `wire` from `peer` in `out` (cleared or overwritten by the implementation); `false`:
     /// send nothing.
     fn answer(&mut self, wire: &[u8], peer: SocketAddr, out: &mut Vec<u8>) -> bool;
+
+    /// Run once on a worker's own thread before its first datagram (Linux workers only).
+    fn thread_started(&mut self) {}
 }
 
 /// The largest datagram UDP carries; a bigger one is cut by the kernel and then fails to parse.

@@ -23,6 +23,7 @@
 // The kube-facing sinks live in their own crate; re-exported here so `crate::events::KubeEvents` and
 // `crate::crd_status::CrdStatus` keep naming them.
 pub use extdns_kube_sinks::crd_status;
+pub mod allocator;
 pub mod dns_providers;
 pub mod dns_server;
 pub mod dnssec_keys;

@@ -131,6 +131,7 @@ impl Drop for Workers {
 
 /// One worker's loop: receive a batch, answer it, send it, until `stop`.
 fn work(socket: &StdUdpSocket, mut answerer: impl Datagrams, stop: &AtomicBool) {
+    answerer.thread_started();
     let fd = socket.as_raw_fd();
     let mut batch = Batch::new();
     while !stop.load(Ordering::Acquire) {

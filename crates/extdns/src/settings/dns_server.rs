@@ -93,6 +93,7 @@ pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
         cookie_secret,
         tls,
         udp_workers,
+        on_udp_worker_start: crate::allocator::ANSWERING_THREAD_START,
     })
 }
 
