@@ -45,3 +45,36 @@ fn answering_thread() {
         tracing::debug!(error = %e, "cannot turn a DNS worker's allocator cache on");
     }
 }
+
+#[cfg(all(test, feature = "jemalloc", not(target_env = "msvc")))]
+mod tests {
+    use tikv_jemalloc_ctl::{Access, AsName};
+
+    /// The calling thread's cache setting and arena, as jemalloc reports them.
+    fn this_thread() -> (bool, u32) {
+        let cache: bool = b"thread.tcache.enabled\0".name().read().expect("thread.tcache.enabled");
+        let arena: u32 = b"thread.arena\0".name().read().expect("thread.arena");
+        (cache, arena)
+    }
+
+    /// Run with `cargo test -p extdns --features jemalloc allocator`: the process's own threads keep the
+    /// configured setting (no cache, the first arena); an answering thread has its cache and an arena of
+    /// its own, the same for every answering thread.
+    #[test]
+    fn an_answering_thread_allocates_from_its_own_arena_with_its_cache_on() {
+        let answering = || {
+            std::thread::spawn(|| {
+                super::answering_thread();
+                this_thread()
+            })
+            .join()
+            .expect("the thread ends")
+        };
+        let (first, second) = (answering(), answering());
+        let plain = std::thread::spawn(this_thread).join().expect("the thread ends");
+        assert!(first.0 && second.0, "the answering threads cache: {first:?} {second:?}");
+        assert_eq!(first.1, second.1, "one arena for every answering thread");
+        assert_ne!(first.1, plain.1, "not the arena of the other threads: {plain:?}");
+        assert!(!plain.0, "the other threads run without a cache, as configured");
+    }
+}

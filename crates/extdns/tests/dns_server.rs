@@ -88,24 +88,21 @@ fn the_loop_is_ready_after_its_first_sync_and_exports_the_servers_metrics() -> R
     Ok(())
 }
 
-/// Each thread of process `pid`: its name and its nice value, from `/proc/PID/task/*/stat`.
+/// Each thread of process `pid`: its name, its nice value and its scheduling policy (5: `SCHED_IDLE`),
+/// from `/proc/PID/task/*/stat`.
 #[cfg(target_os = "linux")]
-fn threads_nice(pid: u32) -> Result<Vec<(String, i32)>, Error> {
+fn threads_nice(pid: u32) -> Result<Vec<(String, i32, u32)>, Error> {
     let mut threads = Vec::new();
     for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
         let Ok(stat) = std::fs::read_to_string(task?.path().join("stat")) else {
             continue; // the thread ended meanwhile
         };
         // "TID (NAME) STATE PPID ...": the name may hold spaces, so the fields are counted after its ')';
-        // nice is the 19th field, the 17th after the name.
+        // nice is the 19th field, the 17th after the name; the policy the 41st, the 39th after it.
         let (head, fields) = stat.rsplit_once(')').ok_or("a stat line without its name")?;
         let name = head.split_once('(').ok_or("a stat line without its name")?.1;
-        let nice = fields
-            .split_whitespace()
-            .nth(16)
-            .ok_or("a stat line without its nice value")?
-            .parse()?;
-        threads.push((name.to_string(), nice));
+        let field = |n: usize| fields.split_whitespace().nth(n).ok_or("a short stat line");
+        threads.push((name.to_string(), field(16)?.parse()?, field(38)?.parse()?));
     }
     Ok(threads)
 }
@@ -117,7 +114,7 @@ fn the_udp_workers_run_ahead_of_every_thread_of_the_controller() -> Result<(), E
     // there is nothing to tell apart.
     let own = threads_nice(std::process::id())?
         .first()
-        .map(|&(_, nice)| nice)
+        .map(|&(_, nice, _)| nice)
         .ok_or("no thread of this test")?;
     if own >= 19 {
         eprintln!("skipped: this test runs at nice {own}, the lowest priority, so no thread can be lowered");
@@ -130,11 +127,11 @@ fn the_udp_workers_run_ahead_of_every_thread_of_the_controller() -> Result<(), E
     wait_ready(metrics)?;
     let pid = extdns.pid().ok_or("extdns exited")?;
     let threads = threads_nice(pid)?;
-    let of = |prefix: &str| -> Vec<i32> {
+    let of = |prefix: &str| -> Vec<(i32, u32)> {
         threads
             .iter()
-            .filter(|(name, _)| name.starts_with(prefix))
-            .map(|&(_, nice)| nice)
+            .filter(|(name, _, _)| name.starts_with(prefix))
+            .map(|&(_, nice, policy)| (nice, policy))
             .collect()
     };
     // The runtime's workers: `tokio-rt-worker` (the kernel keeps 15 bytes of a name).
@@ -145,11 +142,27 @@ fn the_udp_workers_run_ahead_of_every_thread_of_the_controller() -> Result<(), E
         !serving.is_empty() && !runtime.is_empty() && !main.is_empty(),
         "{threads:?}"
     );
-    let answering = udp.iter().chain(&serving).max().ok_or("no answering thread")?;
-    let controller = runtime.iter().chain(&main).min().ok_or("no controller thread")?;
+    let answering = udp
+        .iter()
+        .chain(&serving)
+        .map(|&(nice, _)| nice)
+        .max()
+        .ok_or("no answering thread")?;
+    let controller = runtime
+        .iter()
+        .chain(&main)
+        .map(|&(nice, _)| nice)
+        .min()
+        .ok_or("no controller thread")?;
     assert!(
         answering < controller,
         "every answering thread runs ahead (a lower nice) of every thread of the controller: {threads:?}"
+    );
+    const SCHED_IDLE: u32 = 5;
+    assert!(
+        udp.iter().chain(&serving).all(|&(_, policy)| policy != SCHED_IDLE)
+            && runtime.iter().chain(&main).all(|&(_, policy)| policy == SCHED_IDLE),
+        "the controller's threads, and only they, run on SCHED_IDLE: {threads:?}"
     );
     Ok(())
 }
