@@ -814,6 +814,9 @@ fn compared(a: &Answer, expect: Expect) -> (String, bool, Vec<String>, Vec<Strin
     (status, a.aa, answer, authority)
 }
 
+/// Where [`sample_answers`] keeps dig's output, in the server's log directory.
+const SAMPLE_OUTPUT: &str = "sample-answers.txt";
+
 /// The sample's answers from the server on `port`, by one `dig -f` (over UDP, as dnsperf asks; with DO when
 /// `signed`).
 fn sample_answers(port: u16, sample: &[Query], dir: &Path, signed: bool) -> Result<Vec<Answer>> {
@@ -825,6 +828,9 @@ fn sample_answers(port: u16, sample: &[Query], dir: &Path, signed: bool) -> Resu
         args.push("+dnssec");
     }
     let out = extdns_test_support::dig::dig(port, &args);
+    // Kept beside the logs: a check that fails is read against what dig printed, not only its parse.
+    let raw = dir.join(SAMPLE_OUTPUT);
+    std::fs::write(&raw, &out).with_context(|| format!("writing {}", raw.display()))?;
     let answers = parse_dig(&out);
     if answers.len() != sample.len() {
         bail!(
@@ -1205,7 +1211,8 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             &sample,
             &got,
             reference.as_ref().map(|(name, a)| (*name, a.as_slice())),
-        )?;
+        )
+        .with_context(|| format!("dig's output: {}", dir.join(who).join(SAMPLE_OUTPUT).display()))?;
         if reference.is_none() {
             reference = Some((who, got));
         }

@@ -142,26 +142,18 @@ fn the_udp_workers_run_ahead_of_every_thread_of_the_controller() -> Result<(), E
         !serving.is_empty() && !runtime.is_empty() && !main.is_empty(),
         "{threads:?}"
     );
-    let answering = udp
-        .iter()
-        .chain(&serving)
-        .map(|&(nice, _)| nice)
-        .max()
-        .ok_or("no answering thread")?;
-    let controller = runtime
-        .iter()
-        .chain(&main)
-        .map(|&(nice, _)| nice)
-        .min()
-        .ok_or("no controller thread")?;
+    let answering: Vec<(i32, u32)> = udp.iter().chain(&serving).copied().collect();
+    let controller: Vec<(i32, u32)> = runtime.iter().chain(&main).copied().collect();
+    let slowest_answering = answering.iter().map(|&(nice, _)| nice).max();
+    let fastest_controller = controller.iter().map(|&(nice, _)| nice).min();
     assert!(
-        answering < controller,
+        slowest_answering < fastest_controller,
         "every answering thread runs ahead (a lower nice) of every thread of the controller: {threads:?}"
     );
     const SCHED_IDLE: u32 = 5;
     assert!(
-        udp.iter().chain(&serving).all(|&(_, policy)| policy != SCHED_IDLE)
-            && runtime.iter().chain(&main).all(|&(_, policy)| policy == SCHED_IDLE),
+        answering.iter().all(|&(_, policy)| policy != SCHED_IDLE)
+            && controller.iter().all(|&(_, policy)| policy == SCHED_IDLE),
         "the controller's threads, and only they, run on SCHED_IDLE: {threads:?}"
     );
     Ok(())
