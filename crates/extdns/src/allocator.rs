@@ -4,8 +4,9 @@
 //! allocates in bursts from a few threads and is idle most of the time, and per-thread caches held freed
 //! memory the purge could not return. A UDP worker of the built-in DNS server is the opposite: it allocates
 //! and frees a few small blocks for every answer, tens of thousands of times a second, and without a cache
-//! each of them takes the one arena's lock (about a tenth of an answer's CPU in issue 49's profile), the
-//! lock a sync's thread, at a lower priority ([`crate::priority`]), may hold while it waits for the CPU.
+//! each of them takes the one arena's lock (malloc and free were a tenth of an answer's CPU in issue 49's
+//! profile, a third of that the lock), the lock a sync's thread, at a lower priority ([`crate::priority`]),
+//! may hold while it waits for the CPU.
 //! So each worker turns its own cache back on as it starts, and allocates from an arena the workers share
 //! and the controller's threads do not. What a cache holds is bounded by jemalloc's per-size limits, for at
 //! most [`extdns_dns_server::MAX_UDP_WORKERS`] threads; the arena, like the first, returns freed pages at
