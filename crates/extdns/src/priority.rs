@@ -7,15 +7,17 @@
 //! the scheduler to take the CPU from whatever runs there. A lower priority alone (nice 10) was not enough:
 //! the kernel's scheduler (EEVDF, `RUN_TO_PARITY`) lets a thread it picked run out its slice, a few
 //! milliseconds, before a woken one of any weight gets the CPU, so the queries that arrived while a sync
-//! held it waited that long (`bench serve`: p99 under 100 changes a second 2.6-3.4 times the still zone's
+//! held it waited that long (`bench serve`: p99 under 100 changes a second 2.6-3.6 times the still zone's
 //! at nice 10). A `SCHED_IDLE` thread is preempted the moment a normal one wakes, so an answer waits for
 //! no slice of the controller's; the controller runs in the time the answers leave. Measured: p99 under
-//! the changes 1.1 times the still zone's, and the changes still written every second with the UDP worker
+//! the changes 0.96-1.12 times the still zone's, and the changes still written every second with the UDP worker
 //! answering flat out (docs/performance.md).
 //!
 //! What it costs: under a flood that keeps every UDP worker busy all the time, the controller gets only
 //! what little CPU the scheduler gives `SCHED_IDLE` threads (a weight of 3 against a normal thread's
 //! 1,024), so syncs slow down while the flood lasts; the answers, which the flood is about, do not.
+//! `SCHED_IDLE` yields only within the CPU group the thread is scheduled in: in a pod (its own cgroup)
+//! that is the pod's own threads; a process outside any CPU group yields to every other one on the host.
 //!
 //! Only lowering is used: any thread may lower its own priority and move itself to `SCHED_IDLE`, while
 //! raising one back needs a privilege a pod does not have. So the order matters: the answering threads
