@@ -61,6 +61,8 @@ impl ShardKey for (LowerName, RecordType) {
     }
 }
 
+/// Strings: the keys of this module's and `shards`' tests.
+#[cfg(test)]
 impl ShardKey for str {
     fn hash_into(&self, state: &mut impl Hasher) {
         state.write(self.as_bytes());
@@ -71,6 +73,7 @@ impl ShardKey for str {
     }
 }
 
+#[cfg(test)]
 impl ShardKey for String {
     fn hash_into(&self, state: &mut impl Hasher) {
         self.as_str().hash_into(state);
