@@ -11,6 +11,7 @@ use hickory_proto::rr::{DNSClass, LowerName, Name, RData, RecordType};
 use crate::dnssec::ZoneSigning;
 use crate::dnssec_answer::{AnswerSet, Denial, DnssecRecords, Proof};
 use crate::metrics::Transport;
+use crate::name_key::NameKey;
 use crate::zones::{Node, RrSet, Zone, ZoneSet};
 
 /// The UDP payload size the server offers in its OPT record: the DNS Flag Day 2020 value, which fits in
@@ -95,8 +96,8 @@ pub(crate) fn prepare<'z>(zones: &'z ZoneSet, request: &Message, _transport: Tra
         }
         _ => {}
     }
-    let name = LowerName::new(query.name());
-    let zone = match (query.query_class(), zones.zone_for(&name)) {
+    let name = NameKey::new(query.name());
+    let zone = match (query.query_class(), name.as_ref().and_then(|n| zones.zone_holding(n))) {
         (DNSClass::IN, Some(zone)) => zone,
         _ => {
             response.metadata.response_code = ResponseCode::Refused;
@@ -105,7 +106,9 @@ pub(crate) fn prepare<'z>(zones: &'z ZoneSet, request: &Message, _transport: Tra
     };
     response.metadata.authoritative = true;
     let mut proof = Proof::default();
-    resolve(zone, query.name(), name, query.query_type(), &mut response, &mut proof);
+    if let Some(name) = name {
+        resolve(zone, query.name(), name, query.query_type(), &mut response, &mut proof);
+    }
     let dnssec_ok = request.edns.as_ref().is_some_and(|e| e.flags().dnssec_ok);
     let dnssec = match (dnssec_ok, zone.signing()) {
         (true, Some(signing)) => Some(Pending { zone, signing, proof }),
@@ -217,55 +220,51 @@ enum Place<'z> {
 }
 
 /// Walks from `name` up to the apex once: the exact node or closest encloser, and the highest delegation
-/// point on the way (the zone's authority ends at the first cut below the apex).
-fn place<'z>(zone: &'z Zone, name: &LowerName, query_type: RecordType) -> Place<'z> {
-    let apex_labels = zone.lower_origin().num_labels();
+/// point on the way (the zone's authority ends at the first cut below the apex). Each name on the way is a
+/// suffix of `name`'s buffer, none made. Labels are counted as hickory counts them (a leading `*` left
+/// out), as the signatures made for the answer count them.
+fn place<'z>(zone: &'z Zone, name: &NameKey, query_type: RecordType) -> Place<'z> {
+    let apex_labels = usize::from(zone.lower_origin().num_labels());
     let mut exact = None;
-    let mut encloser: Option<&Node> = None;
+    // The closest encloser below the apex, as the labels of `name` above it.
+    let mut encloser = None;
     let mut cut = None;
-    // The name itself, then each name above it down to the label below the apex: no copy of the name
-    // asked for, and none made for the apex (hickory makes a new name per label removed).
-    let mut above;
-    let mut current = name;
-    let mut asked = true;
-    let mut labels = name.num_labels();
-    while labels > apex_labels {
-        if let Some(found @ (_, node)) = zone.node_entry(current) {
+    let mut skip = 0;
+    while name.suffix(skip).hickory_count() > apex_labels {
+        let current = name.suffix(skip);
+        if let Some(found @ (_, node)) = zone.node_at(current) {
             if encloser.is_none() && exact.is_none() {
-                if asked {
+                if skip == 0 {
                     exact = Some(found);
                 } else {
-                    encloser = Some(node);
+                    encloser = Some(skip);
                 }
             }
             // A DS query at the cut itself is the parent side's (RFC 4035 §3.1.4.1): not a referral.
-            let ds_at_cut = query_type == RecordType::DS && asked;
+            let ds_at_cut = query_type == RecordType::DS && skip == 0;
             if node.rrset(RecordType::NS).is_some() && !ds_at_cut {
                 cut = Some(found);
             }
         }
-        // The name above has one label fewer than this one in full; at the apex or above it, the walk
-        // ends without making it (hickory's count, which leaves out a leading `*`, is at most that).
-        if current.iter().count().saturating_sub(1) <= usize::from(apex_labels) {
+        // The name above has one label fewer than this one in full; at the apex or above it, the walk ends.
+        if current.count().saturating_sub(1) <= apex_labels {
             break;
         }
-        above = current.base_name();
-        labels = above.num_labels();
-        current = &above;
-        asked = false;
+        skip += 1;
     }
     if let Some(cut) = cut {
         return Place::Cut(cut);
     }
-    if let Some(found) = exact.or_else(|| (name == zone.lower_origin()).then(|| zone.node_entry(name)).flatten()) {
+    let apex_skip = name.labels().saturating_sub(zone.lower_origin().iter().len());
+    if let Some(found) = exact.or_else(|| (apex_skip == 0).then(|| zone.node_at(name.suffix(0))).flatten()) {
         return Place::Node(found);
     }
-    let encloser = encloser.map_or_else(|| zone.origin(), Node::name);
-    let next_closer = encloser.num_labels().saturating_add(1);
-    let Ok(source) = encloser.prepend_label("*") else {
+    let encloser = name.suffix(encloser.unwrap_or(apex_skip));
+    let next_closer = u8::try_from(encloser.hickory_count() + 1).unwrap_or(u8::MAX);
+    let Some(source) = NameKey::wildcard_above(encloser) else {
         return Place::Nothing;
     };
-    match zone.node_entry(&LowerName::new(&source)) {
+    match zone.node_at(source.suffix(0)) {
         Some(found) => Place::Wildcard(found, next_closer),
         None => Place::Nothing,
     }
@@ -276,14 +275,14 @@ fn place<'z>(zone: &'z Zone, name: &LowerName, query_type: RecordType) -> Place<
 fn resolve<'z>(
     zone: &'z Zone,
     qname: &Name,
-    lower: LowerName,
+    lower: NameKey,
     query_type: RecordType,
     response: &mut Message,
     proof: &mut Proof<'z>,
 ) {
     let mut owner = qname.clone();
     let mut lower = lower;
-    let mut seen: Vec<LowerName> = Vec::new();
+    let mut seen: Vec<NameKey> = Vec::new();
     for step in 0..MAX_CHAIN {
         let ((key, node), next_closer) = match place(zone, &lower, query_type) {
             Place::Cut((_, cut)) if step == 0 => {
@@ -340,8 +339,10 @@ fn resolve<'z>(
         let Some(RData::CNAME(target)) = cname.data.naming().first() else {
             return;
         };
-        let target_lower = LowerName::new(&target.0);
-        if !zone.lower_origin().zone_of(&target_lower) || seen.contains(&target_lower) || target_lower == lower {
+        let Some(target_lower) = NameKey::new(&target.0) else {
+            return;
+        };
+        if !target_lower.is_within(zone.lower_origin()) || seen.contains(&target_lower) || target_lower == lower {
             return;
         }
         seen.push(std::mem::replace(&mut lower, target_lower));

@@ -58,13 +58,18 @@ impl Guard {
         }
     }
 
-    /// The time now, on both clocks.
+    /// The time now, on the clocks something here reads: Unix time when cookies are on, the limiter's
+    /// when it is; a clock no part uses is left at 0 and not read (each read was a fiftieth of an answer's
+    /// CPU in issue 49's profile).
     pub(crate) fn now(&self) -> Now {
-        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let unix = match self.cookies {
+            Some(_) => SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            None => 0,
+        };
         Now {
             // RFC 9018's timestamps wrap in 2106 by design (serial-number arithmetic).
             unix: (unix & 0xffff_ffff) as u32,
-            mono: self.start.elapsed().as_secs(),
+            mono: self.rrl.as_ref().map_or(0, |_| self.start.elapsed().as_secs()),
         }
     }
 

@@ -84,6 +84,16 @@ impl ShardKey for String {
     }
 }
 
+/// A stand-in for a key `K` in a lookup ([`ShardedSet::find`]): it hashes as the key it stands for does
+/// and says whether a key is that one, so a name being answered is looked up without being made into a
+/// key first ([`crate::name_key`]).
+pub(crate) trait Probe<K: ?Sized> {
+    /// Feeds `state` exactly what the key's [`ShardKey::hash_into`] would.
+    fn hash_into(&self, state: &mut impl Hasher);
+    /// Whether `key` is the key this stands for.
+    fn is(&self, key: &K) -> bool;
+}
+
 /// An entry that carries the key it is found by.
 pub(crate) trait Keyed {
     /// The key type.
@@ -125,11 +135,16 @@ impl<V: Keyed> Shard<V> {
         V::Key: Borrow<Q>,
         Q: ShardKey + ?Sized,
     {
+        self.find_where(fragment, |k| k.borrow().same(key))
+    }
+
+    /// The position of the entry whose key `is`, if any; else where an entry of `fragment` goes.
+    fn find_where(&self, fragment: u32, is: impl Fn(&V::Key) -> bool) -> Result<usize, usize> {
         let start = self.fragments.partition_point(|&f| f < fragment);
         let same = self.fragments.get(start..).unwrap_or_default();
         let run = same.iter().take_while(|&&f| f == fragment).count();
         (start..start + run)
-            .find(|&i| self.entries.get(i).is_some_and(|e| e.key().borrow().same(key)))
+            .find(|&i| self.entries.get(i).is_some_and(|e| is(e.key())))
             .ok_or(start)
     }
 }
@@ -165,10 +180,22 @@ impl<V: Keyed + Clone> ShardedSet<V> {
 
     /// The key's shard and its fragment there.
     fn place<Q: ShardKey + ?Sized>(&self, key: &Q) -> (usize, u32) {
+        self.place_of(|state| key.hash_into(state))
+    }
+
+    /// The shard and fragment of the key `feed` hashes.
+    fn place_of(&self, feed: impl FnOnce(&mut <RandomState as BuildHasher>::Hasher)) -> (usize, u32) {
         let mut state = self.hasher.build_hasher();
-        key.hash_into(&mut state);
+        feed(&mut state);
         let hash = state.finish();
         ((hash % SHARDS as u64) as usize, (hash >> 32) as u32)
+    }
+
+    /// The entry whose key `probe` stands for.
+    pub(crate) fn find(&self, probe: &impl Probe<V::Key>) -> Option<&V> {
+        let (at, fragment) = self.place_of(|state| probe.hash_into(state));
+        let shard = self.shards.get(at)?;
+        shard.entries.get(shard.find_where(fragment, |k| probe.is(k)).ok()?)
     }
 
     pub(crate) fn get<Q>(&self, key: &Q) -> Option<&V>

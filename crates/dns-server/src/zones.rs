@@ -35,6 +35,7 @@ use tokio::sync::watch;
 use crate::config::{Limits, ZoneConfig};
 use crate::dnssec::ZoneSigning;
 use crate::keyed_shards::{Keyed, ShardedSet};
+use crate::name_key::{Labels, NameKey};
 use crate::set_data::SetData;
 
 /// Every zone the server answers for, shared by the provider (which writes) and the listeners (which read).
@@ -194,6 +195,11 @@ impl ZoneSet {
     /// The closest zone containing `name` (on label boundaries), if any.
     pub fn zone_for(&self, name: &LowerName) -> Option<&Zone> {
         self.zones.iter().find(|z| z.origin.zone_of(name))
+    }
+
+    /// [`ZoneSet::zone_for`] for a name held as a query's name is.
+    pub(crate) fn zone_holding(&self, name: &NameKey) -> Option<&Zone> {
+        self.zones.iter().find(|z| name.is_within(&z.origin))
     }
 
     /// The position in [`ZoneSet::zones`] of the closest zone containing `name`, if any.
@@ -551,6 +557,11 @@ impl Zone {
     /// signatures are keyed by), so an answer can name them without lower-casing the name again.
     pub fn node_entry(&self, name: &LowerName) -> Option<(&LowerName, &Node)> {
         self.nodes.get(name).map(|n| (&n.key, n))
+    }
+
+    /// [`Zone::node_entry`] for a name held as a query's name is ([`Labels`]).
+    pub(crate) fn node_at(&self, name: Labels<'_>) -> Option<(&LowerName, &Node)> {
+        self.nodes.find(&name).map(|n| (&n.key, n))
     }
 
     /// Every node, in no order.

@@ -1,0 +1,284 @@
+//! A name asked about, lower-cased once into its wire form on the stack, and looked up by its suffixes
+//! without making a name per label removed (issue 49: CPU per query).
+//!
+//! An answer walks from the name asked up to the apex, looking up each name on the way. With hickory's
+//! names that walk lower-cased the name into a new one, made another per label removed, and compared the
+//! zone's keys label by label through an iterator; a profile gave it a tenth of the answering thread.
+//! Here a suffix is a slice of one buffer, and it hashes and compares as the zone's keys do
+//! (`ShardKey` for [`LowerName`]), so it finds them where they are.
+
+use std::hash::Hasher;
+
+use hickory_proto::rr::{LowerName, Name};
+
+use crate::keyed_shards::Probe;
+
+/// The longest name on the wire (RFC 1035 §2.3.4), its root byte included.
+const MAX_WIRE: usize = 255;
+
+/// A name's labels, lower-cased (ASCII, as DNS compares names), as they are on the wire without
+/// compression: each label's length and then its bytes, ending with the root's zero.
+#[derive(Clone, Copy)]
+pub(crate) struct NameKey {
+    wire: [u8; MAX_WIRE],
+    len: u8,
+    /// Where each label starts in `wire`; the root has none.
+    starts: [u8; MAX_WIRE / 2],
+    labels: u8,
+}
+
+impl std::fmt::Debug for NameKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("NameKey").field(&self.suffix(0)).finish()
+    }
+}
+
+impl PartialEq for NameKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.wire() == other.wire()
+    }
+}
+
+impl Eq for NameKey {}
+
+impl NameKey {
+    /// The root.
+    fn root() -> NameKey {
+        let mut key = NameKey {
+            wire: [0; MAX_WIRE],
+            len: 1,
+            starts: [0; MAX_WIRE / 2],
+            labels: 0,
+        };
+        key.wire[0] = 0;
+        key
+    }
+
+    /// `name` lower-cased; `None` for a name too long for the wire, which hickory never makes.
+    pub(crate) fn new(name: &Name) -> Option<NameKey> {
+        let mut key = NameKey::root();
+        key.len = 0;
+        for label in name.iter() {
+            key.push(label)?;
+        }
+        key.finish()
+    }
+
+    /// `*` followed by the labels of `suffix`: the wildcard that could stand for a name below it.
+    pub(crate) fn wildcard_above(suffix: Labels<'_>) -> Option<NameKey> {
+        let mut key = NameKey::root();
+        key.len = 0;
+        key.push(b"*")?;
+        for label in suffix.iter() {
+            key.push(label)?;
+        }
+        key.finish()
+    }
+
+    /// Appends one label, lower-cased.
+    fn push(&mut self, label: &[u8]) -> Option<()> {
+        let at = usize::from(self.len);
+        let length = u8::try_from(label.len()).ok().filter(|&l| l <= 63)?;
+        let end = at + 1 + label.len();
+        // The root byte must still fit after it.
+        if end >= MAX_WIRE {
+            return None;
+        }
+        *self.starts.get_mut(usize::from(self.labels))? = u8::try_from(at).ok()?;
+        self.wire[at] = length;
+        for (to, from) in self.wire.get_mut(at + 1..end)?.iter_mut().zip(label) {
+            *to = from.to_ascii_lowercase();
+        }
+        self.len = u8::try_from(end).ok()?;
+        self.labels += 1;
+        Some(())
+    }
+
+    /// Ends the name with the root's zero byte.
+    fn finish(mut self) -> Option<NameKey> {
+        *self.wire.get_mut(usize::from(self.len))? = 0;
+        self.len += 1;
+        Some(self)
+    }
+
+    fn wire(&self) -> &[u8] {
+        self.wire.get(..usize::from(self.len)).unwrap_or_default()
+    }
+
+    /// Labels, the root not counted (a leading `*` counted, unlike hickory's `num_labels`).
+    pub(crate) fn labels(&self) -> usize {
+        usize::from(self.labels)
+    }
+
+    /// The name without its first `skip` labels (the root once they are all skipped).
+    pub(crate) fn suffix(&self, skip: usize) -> Labels<'_> {
+        let wire = self.wire();
+        let from = match self.starts.get(..self.labels()).and_then(|s| s.get(skip)) {
+            Some(&start) => usize::from(start),
+            None => wire.len().saturating_sub(1),
+        };
+        Labels {
+            wire: wire.get(from..).unwrap_or_default(),
+            labels: self.labels().saturating_sub(skip),
+        }
+    }
+
+    /// Whether this name is `origin` or below it.
+    pub(crate) fn is_within(&self, origin: &LowerName) -> bool {
+        let count = origin.iter().len();
+        count <= self.labels() && self.suffix(self.labels() - count).is(origin)
+    }
+}
+
+/// A name held as [`NameKey`] holds it, borrowed: one of its suffixes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Labels<'a> {
+    wire: &'a [u8],
+    labels: usize,
+}
+
+impl std::fmt::Debug for Labels<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut text = String::new();
+        for label in self.iter() {
+            text.push_str(&String::from_utf8_lossy(label));
+            text.push('.');
+        }
+        if text.is_empty() {
+            text.push('.');
+        }
+        f.write_str(&text)
+    }
+}
+
+impl<'a> Labels<'a> {
+    /// Each label's bytes, the root left out.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &'a [u8]> + use<'a> {
+        let mut rest = self.wire;
+        std::iter::from_fn(move || {
+            let (&length, tail) = rest.split_first()?;
+            let label = tail.get(..usize::from(length)).filter(|_| length > 0)?;
+            rest = tail.get(usize::from(length)..).unwrap_or_default();
+            Some(label)
+        })
+    }
+
+    /// Labels, the root not counted (a leading `*` counted).
+    pub(crate) fn count(&self) -> usize {
+        self.labels
+    }
+
+    /// Labels as hickory's `num_labels` counts them: a leading `*` not counted (RFC 4034 §3.1.3).
+    pub(crate) fn hickory_count(&self) -> usize {
+        match self.wire {
+            [1, b'*', ..] => self.labels - 1,
+            _ => self.labels,
+        }
+    }
+}
+
+impl Probe<LowerName> for Labels<'_> {
+    fn hash_into(&self, state: &mut impl Hasher) {
+        // As `LowerName`'s `ShardKey` hashes: each label's length and bytes, in the same calls.
+        for label in self.iter() {
+            state.write_u8(label.len() as u8);
+            state.write(label);
+        }
+    }
+
+    fn is(&self, key: &LowerName) -> bool {
+        key.is_fqdn() && key.iter().eq(self.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::hash::BuildHasher;
+
+    use super::*;
+    use crate::keyed_shards::ShardKey;
+
+    fn lower(s: &str) -> LowerName {
+        LowerName::new(&Name::from_ascii(s).expect("test name"))
+    }
+
+    fn key(s: &str) -> NameKey {
+        NameKey::new(&Name::from_ascii(s).expect("test name")).expect("fits")
+    }
+
+    /// What `feed` hashes, with a fixed seed.
+    fn hash(feed: impl FnOnce(&mut foldhash::fast::FoldHasher<'static>)) -> u64 {
+        let mut hasher = foldhash::fast::FixedState::with_seed(7).build_hasher();
+        feed(&mut hasher);
+        hasher.finish()
+    }
+
+    #[test]
+    fn every_suffix_hashes_and_compares_as_the_lower_cased_name() {
+        let asked = key("Web.Sub.EXAMPLE.org.");
+        assert_eq!(asked.labels(), 4);
+        for (skip, name) in ["web.sub.example.org.", "sub.example.org.", "example.org.", "org.", "."]
+            .into_iter()
+            .enumerate()
+        {
+            let suffix = asked.suffix(skip);
+            let zone_key = lower(name);
+            assert!(suffix.is(&zone_key), "{suffix:?} is {name}");
+            assert_eq!(
+                hash(|h| suffix.hash_into(h)),
+                hash(|h| ShardKey::hash_into(&zone_key, h)),
+                "{name} hashes alike"
+            );
+            assert_eq!(suffix.count(), 4 - skip);
+            assert_eq!(format!("{suffix:?}"), name);
+        }
+        assert!(!asked.suffix(1).is(&lower("web.sub.example.org.")));
+        assert!(
+            !asked.suffix(0).is(&lower("websub.example.org.")),
+            "labels split differently"
+        );
+        assert!(
+            !asked
+                .suffix(0)
+                .is(&LowerName::new(&Name::from_ascii("web.sub.example.org").expect("name")))
+        );
+    }
+
+    #[test]
+    fn a_wildcard_is_counted_as_hickory_counts_it_and_made_above_a_suffix() {
+        let asked = key("a.b.example.org.");
+        let wildcard = NameKey::wildcard_above(asked.suffix(2)).expect("fits");
+        assert!(wildcard.suffix(0).is(&lower("*.example.org.")));
+        assert_eq!(wildcard.suffix(0).count(), 3);
+        assert_eq!(wildcard.suffix(0).hickory_count(), 2);
+        assert_eq!(
+            usize::from(Name::from_ascii("*.example.org.").expect("name").num_labels()),
+            2
+        );
+        assert_eq!(
+            key("*x.example.org.").suffix(0).hickory_count(),
+            3,
+            "only a label that is `*`"
+        );
+    }
+
+    #[test]
+    fn within_a_zone_on_label_boundaries_only() {
+        let origin = lower("example.org.");
+        assert!(key("www.Example.org.").is_within(&origin));
+        assert!(key("example.org.").is_within(&origin));
+        assert!(!key("badexample.org.").is_within(&origin));
+        assert!(!key("org.").is_within(&origin));
+        assert_eq!(key("WWW.example.org."), key("www.EXAMPLE.org."));
+    }
+
+    #[test]
+    fn the_longest_name_fits_and_a_longer_one_is_refused() {
+        let label = "a".repeat(63);
+        let longest = format!("{label}.{label}.{label}.{}.", "b".repeat(61));
+        let name = Name::from_ascii(&longest).expect("255 bytes on the wire");
+        let fitted = NameKey::new(&name).expect("fits");
+        assert_eq!(fitted.wire().len(), 255);
+        assert!(NameKey::wildcard_above(fitted.suffix(0)).is_none());
+    }
+}
