@@ -61,6 +61,18 @@ impl ShardKey for (LowerName, RecordType) {
     }
 }
 
+/// A record set's key borrowed, name and type: looked up without copying the name (80 bytes) into a key.
+impl Probe<(LowerName, RecordType)> for (&LowerName, RecordType) {
+    fn hash_into(&self, state: &mut impl Hasher) {
+        ShardKey::hash_into(self.0, state);
+        state.write_u16(u16::from(self.1));
+    }
+
+    fn is(&self, key: &(LowerName, RecordType)) -> bool {
+        self.1 == key.1 && self.0.same(&key.0)
+    }
+}
+
 /// Strings: the keys of this module's and `shards`' tests.
 #[cfg(test)]
 impl ShardKey for str {

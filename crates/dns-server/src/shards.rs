@@ -2,7 +2,7 @@
 //! it is cheap and changing a copy costs the shards it touches: what the signer's maps (signatures, NSEC
 //! links) need to be shared between the snapshots queries read, as the zone's nodes are.
 
-use crate::keyed_shards::{ShardKey, ShardedSet};
+use crate::keyed_shards::{Probe, ShardKey, ShardedSet};
 use std::borrow::Borrow;
 
 /// A map of `K` to `V` whose copies share every shard neither changed.
@@ -27,6 +27,11 @@ impl<K: ShardKey + Clone, V: Clone> ShardedMap<K, V> {
         Q: ShardKey + ?Sized,
     {
         self.0.get(key).map(|(_, v)| v)
+    }
+
+    /// The value at the key `probe` stands for.
+    pub(crate) fn find(&self, probe: &impl Probe<K>) -> Option<&V> {
+        self.0.find(probe).map(|(_, v)| v)
     }
 
     /// The value at `key` for changing; its shard is copied only when the key is there.
@@ -120,6 +125,24 @@ mod tests {
         values.sort_unstable();
         assert_eq!(values.len(), 5_000);
         assert_eq!(values.last(), Some(&4_999));
+    }
+
+    #[test]
+    fn a_set_key_is_found_by_its_borrowed_name_and_type() {
+        use hickory_proto::rr::{LowerName, Name, RecordType};
+        let name = |s: &str| LowerName::new(&Name::from_ascii(s).expect("test name"));
+        let mut map: ShardedMap<(LowerName, RecordType), u32> = ShardedMap::new();
+        for i in 0..2_000 {
+            map.insert((name(&format!("n{i}.example.org.")), RecordType::A), i);
+            map.insert((name(&format!("n{i}.example.org.")), RecordType::TXT), i + 10_000);
+        }
+        for i in [0, 7, 1_999] {
+            let owner = name(&format!("N{i}.Example.org."));
+            assert_eq!(map.find(&(&owner, RecordType::A)), Some(&i));
+            assert_eq!(map.find(&(&owner, RecordType::TXT)), Some(&(i + 10_000)));
+            assert_eq!(map.find(&(&owner, RecordType::AAAA)), None);
+        }
+        assert_eq!(map.find(&(&name("n2000.example.org."), RecordType::A)), None);
     }
 
     #[test]

@@ -237,7 +237,7 @@ impl ZoneSigning {
 
     /// The signature of the set (`signed_as`, `record_type`), as an answer writes it.
     pub(crate) fn stored_signature(&self, signed_as: &LowerName, record_type: RecordType) -> Option<&Signature> {
-        self.signatures.get(&(signed_as.clone(), record_type))
+        self.signatures.find(&(signed_as, record_type))
     }
 
     /// The renewal instant of the set (`owner`, `record_type`) at or before `now`: its phase (a whole
@@ -318,7 +318,7 @@ impl ZoneSigning {
         let signature = if record_type == RecordType::NSEC {
             self.links.get(name).map(|l| &l.signature)
         } else {
-            self.signatures.get(&(name.clone(), record_type))
+            self.signatures.find(&(name, record_type))
         };
         signature.is_none_or(|s| self.is_due(s, now))
     }
