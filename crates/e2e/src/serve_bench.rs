@@ -1125,7 +1125,7 @@ fn churned_run(
 ) -> Result<Option<Vec<Perf>>> {
     let who = server.name();
     let churn_dir = dir.join(format!("{who}-churn"));
-    let port = extdns_test_support::free_port();
+    let port = extdns_test_support::server_port();
     let Some(churn) = Churn::of(server, port, &churn_dir) else {
         return Ok(None);
     };
@@ -1210,7 +1210,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
     let mut reference: Option<(&str, Vec<Answer>)> = None;
     for &server in &opts.servers {
         let who = server.name();
-        let port = extdns_test_support::free_port();
+        let port = extdns_test_support::server_port();
         let started = Instant::now();
         let mut proc = start(server, port, &full, &dir.join(who), extdns, opts, false)?;
         let ready_s = ready(&mut proc, port, &last, started)?;
@@ -1285,7 +1285,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
 
         // The baseline: the same server with an empty zone, after a shorter run of the same queries.
         let empty_dir = dir.join(format!("{who}-empty"));
-        let port = extdns_test_support::free_port();
+        let port = extdns_test_support::server_port();
         let mut proc = start(server, port, &empty, &empty_dir, extdns, opts, false)?;
         let apex = Query {
             name: format!("nx.{ZONE}"),

@@ -380,6 +380,32 @@ pub fn free_port() -> u16 {
     try_free_port().unwrap_or_else(|e| panic!("no free port on 127.0.0.1: {e}"))
 }
 
+/// The lowest port [`server_port`] picks: above the registered services a test machine may run.
+const SERVER_PORTS_FROM: u16 = 10_000;
+
+/// A port of 127.0.0.1 free for TCP and UDP alike and below the system's ephemeral range, for a DNS server
+/// that clients are pointed at. A port from the ephemeral range ([`free_port`]'s) can later be given to a
+/// client's socket as its source port: a client sending from the server's own port receives its own
+/// query back (dig then warns "query response not set"), and a benchmark's client could do the same.
+pub fn server_port() -> u16 {
+    let ephemeral_from = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    let span = u64::from(ephemeral_from.saturating_sub(SERVER_PORTS_FROM).max(1));
+    // Candidates spread by a randomly seeded hash, so two harnesses starting together do not race for one.
+    let seed = std::collections::hash_map::RandomState::new();
+    for attempt in 0u64..500 {
+        let offset = std::hash::BuildHasher::hash_one(&seed, attempt) % span;
+        let port = SERVER_PORTS_FROM.saturating_add(u16::try_from(offset).unwrap_or(0));
+        let bound = TcpListener::bind(("127.0.0.1", port)).and_then(|_tcp| UdpSocket::bind(("127.0.0.1", port)));
+        if bound.is_ok() {
+            return port;
+        }
+    }
+    free_port()
+}
+
 /// Serves `app` on a free port of 127.0.0.1 from the current runtime, for as long as the runtime lives: its
 /// `http://` URL.
 pub async fn serve(app: axum::Router) -> String {
@@ -423,6 +449,23 @@ mod tests {
         assert_ne!(port, 0);
         assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
         assert!(UdpSocket::bind(("127.0.0.1", port)).is_ok());
+    }
+
+    #[test]
+    fn server_ports_are_free_and_below_the_ephemeral_range() {
+        let ephemeral_from: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|r| r.split_whitespace().next()?.parse().ok())
+            .unwrap_or(32_768);
+        for _ in 0..5 {
+            let port = server_port();
+            assert!(port >= SERVER_PORTS_FROM, "{port}");
+            if ephemeral_from > SERVER_PORTS_FROM {
+                assert!(port < ephemeral_from, "{port} is below {ephemeral_from}");
+            }
+            assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
+            assert!(UdpSocket::bind(("127.0.0.1", port)).is_ok());
+        }
     }
 
     #[test]
