@@ -270,6 +270,16 @@ fn place<'z>(zone: &'z Zone, name: &NameKey, query_type: RecordType) -> Place<'z
     }
 }
 
+/// The set `name`'s answer to `record_type` is made of when it is `name`'s own: the name exists in `zone`
+/// as itself (not by a wildcard, not at or below a delegation) and holds that type. What the plain path
+/// ([`crate::plain`]) answers alone; `None` leaves the question to [`prepare`].
+pub(crate) fn own_set<'z>(zone: &'z Zone, name: &NameKey, record_type: RecordType) -> Option<&'z RrSet> {
+    match place(zone, name, record_type) {
+        Place::Node((_, node)) => node.rrset(record_type),
+        Place::Cut(_) | Place::Wildcard(..) | Place::Nothing => None,
+    }
+}
+
 /// Fills the answer to `qname`/`query_type` in `zone`, following in-zone CNAMEs, and notes in `proof`
 /// what signing it needs (so a DO answer walks the tree once).
 fn resolve<'z>(
@@ -407,10 +417,12 @@ pub(crate) enum Fit {
 /// The largest answer `request`'s sender takes over UDP: 512 without EDNS, else the lesser of its payload
 /// size and ours (RFC 6891 §6.2.5).
 pub(crate) fn udp_limit(request: &Message) -> u16 {
-    match &request.edns {
-        Some(edns) => edns.max_payload().clamp(PLAIN_UDP, OUR_PAYLOAD),
-        None => PLAIN_UDP,
-    }
+    udp_limit_for(request.edns.as_ref().map(Edns::max_payload))
+}
+
+/// The largest UDP answer to a client that offered `payload` in its OPT record (`None`: it sent none).
+pub(crate) fn udp_limit_for(payload: Option<u16>) -> u16 {
+    payload.map_or(PLAIN_UDP, |p| p.clamp(PLAIN_UDP, OUR_PAYLOAD))
 }
 
 /// Encodes `response` into `out` (cleared first) within `max_size` bytes: whole if it fits, else without
@@ -512,7 +524,7 @@ pub(crate) mod tests {
     /// example.org. with web (A), www (CNAME web), loop1/loop2 (a CNAME loop), out (CNAME outside),
     /// deep a.b.c (A, so b.c and c are empty non-terminals), *.wild (A), sub (NS, delegated, with glue
     /// ns.sub), mail (MX to mx), mx (A), txt (TXT).
-    fn zones() -> Zones {
+    pub(crate) fn zones() -> Zones {
         let zones = Zones::new(&[zone_config("example.org.")], 7, Limits::default());
         {
             let mut all = zones.write();

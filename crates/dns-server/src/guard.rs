@@ -15,6 +15,7 @@ use std::net::SocketAddr;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use hickory_proto::op::{Edns, Message, Metadata, ResponseCode};
+use hickory_proto::rr::RecordType;
 use hickory_proto::rr::rdata::opt::EdnsOption;
 use prometheus_client::metrics::counter::Counter;
 use tracing::info;
@@ -22,6 +23,7 @@ use tracing::info;
 use crate::answer::{Answer, OUR_PAYLOAD, Response};
 use crate::cookie::{Cookie, CookieSecret, Cookies};
 use crate::metrics::{ClassLabels, ResultLabels, ServerMetrics, Transport};
+use crate::name_key::NameKey;
 use crate::rrl::{Class, Limiter, RrlConfig, Verdict};
 
 /// The cookie checker and the rate limiter, each when configured.
@@ -107,35 +109,12 @@ impl Guard {
         asker: &Asker,
         counters: &GuardCounters,
     ) -> Option<Response<'z>> {
-        let Asker { transport, peer, now } = *asker;
-        let mut response = match &self.rrl {
-            Some(limiter) if transport == Transport::Udp && !cookie.is_valid() => {
-                let (class, name, record_type) = Class::of(answer.message());
-                let (verdict, newly) = limiter.check(peer.ip(), class, name.as_ref(), record_type, now.mono);
-                if let Some(limited) = newly {
-                    info!(
-                        prefix = %limited.prefix,
-                        length = limited.length,
-                        class = limited.class.label(),
-                        rate = limiter.config().responses_per_second,
-                        "rate limiting DNS answers to {}/{} (RRL): over the rate; slipping or dropping until quiet",
-                        limited.prefix,
-                        limited.length,
-                    );
-                }
-                match verdict {
-                    Verdict::Send => answer.signed(),
-                    Verdict::Drop => {
-                        counters.limited(class);
-                        return None;
-                    }
-                    Verdict::Slip => {
-                        counters.slipped(class);
-                        slip(request, answer.unsigned(), cookie, self.cookies.is_some()).into()
-                    }
-                }
-            }
-            _ => answer.signed(),
+        let Asker { peer, now, .. } = *asker;
+        let verdict = self.limit(cookie, asker, counters, || Class::of(answer.message()));
+        let mut response = match verdict {
+            Verdict::Send => answer.signed(),
+            Verdict::Drop => return None,
+            Verdict::Slip => slip(request, answer.unsigned(), cookie, self.cookies.is_some()).into(),
         };
         if let Some(cookies) = &self.cookies
             && let Some(option) = cookies.answer_option(cookie, peer.ip(), now.unix)
@@ -143,6 +122,51 @@ impl Guard {
             attach(&mut response.message, option);
         }
         Some(response)
+    }
+}
+
+impl Guard {
+    /// What the rate limiter says of an answer to `asker` with `cookie`, classified by `classify` (only
+    /// when the limiter counts it: it is off, or spares TCP and valid cookies, most of the time). Logs a
+    /// prefix newly limited and counts what is dropped or slipped.
+    pub(crate) fn limit(
+        &self,
+        cookie: Cookie,
+        asker: &Asker,
+        counters: &GuardCounters,
+        classify: impl FnOnce() -> (Class, Option<NameKey>, RecordType),
+    ) -> Verdict {
+        let Some(limiter) = &self.rrl else {
+            return Verdict::Send;
+        };
+        if asker.transport != Transport::Udp || cookie.is_valid() {
+            return Verdict::Send;
+        }
+        let (class, name, record_type) = classify();
+        let (verdict, newly) = limiter.check(
+            asker.peer.ip(),
+            class,
+            name.as_ref().map(|n| n.suffix(0)),
+            record_type,
+            asker.now.mono,
+        );
+        if let Some(limited) = newly {
+            info!(
+                prefix = %limited.prefix,
+                length = limited.length,
+                class = limited.class.label(),
+                rate = limiter.config().responses_per_second,
+                "rate limiting DNS answers to {}/{} (RRL): over the rate; slipping or dropping until quiet",
+                limited.prefix,
+                limited.length,
+            );
+        }
+        match verdict {
+            Verdict::Send => {}
+            Verdict::Drop => counters.limited(class),
+            Verdict::Slip => counters.slipped(class),
+        }
+        verdict
     }
 }
 

@@ -51,6 +51,7 @@ mod udp;
 // The served records' memory: nodes in sorted shards, a set's data held compactly.
 mod keyed_shards;
 mod name_key;
+mod plain;
 pub mod set_data;
 // Signed answers as cheap as Knot's: answers written without hickory's message encoder.
 mod wire;

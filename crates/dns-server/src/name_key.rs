@@ -56,29 +56,58 @@ impl NameKey {
 
     /// `name` lower-cased; `None` for a name too long for the wire, which hickory never makes.
     pub(crate) fn new(name: &Name) -> Option<NameKey> {
+        NameKey::from_labels(name.iter())
+    }
+
+    /// The name of these labels (the root's left out), lower-cased; `None` when one is empty or longer
+    /// than 63 bytes, or all are longer than a name on the wire.
+    pub(crate) fn from_labels<'l>(labels: impl Iterator<Item = &'l [u8]>) -> Option<NameKey> {
         let mut key = NameKey::root();
         key.len = 0;
-        for label in name.iter() {
+        for label in labels {
             key.push(label)?;
         }
         key.finish()
     }
 
-    /// `*` followed by the labels of `suffix`: the wildcard that could stand for a name below it.
-    pub(crate) fn wildcard_above(suffix: Labels<'_>) -> Option<NameKey> {
+    /// The name at the start of `wire` when it is spelt plainly: labels of letters, digits, `-` and `_`,
+    /// at least one, no compression pointer; with the bytes it takes, its root's included. `None` for any
+    /// other name (the general path reads those).
+    pub(crate) fn read_plain(wire: &[u8]) -> Option<(NameKey, usize)> {
         let mut key = NameKey::root();
         key.len = 0;
-        key.push(b"*")?;
-        for label in suffix.iter() {
+        let mut at = 0;
+        loop {
+            let length = usize::from(*wire.get(at)?);
+            if length == 0 {
+                break;
+            }
+            // A length over 63 is a pointer or a reserved form: not plain.
+            let label = wire.get(at + 1..at + 1 + length).filter(|_| length <= 63)?;
+            if !label
+                .iter()
+                .all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            {
+                return None;
+            }
             key.push(label)?;
+            at += 1 + length;
         }
-        key.finish()
+        if key.labels == 0 {
+            return None;
+        }
+        Some((key.finish()?, at + 1))
+    }
+
+    /// `*` followed by the labels of `suffix`: the wildcard that could stand for a name below it.
+    pub(crate) fn wildcard_above(suffix: Labels<'_>) -> Option<NameKey> {
+        NameKey::from_labels(std::iter::once(&b"*"[..]).chain(suffix.iter()))
     }
 
     /// Appends one label, lower-cased.
     fn push(&mut self, label: &[u8]) -> Option<()> {
         let at = usize::from(self.len);
-        let length = u8::try_from(label.len()).ok().filter(|&l| l <= 63)?;
+        let length = u8::try_from(label.len()).ok().filter(|&l| (1..=63).contains(&l))?;
         let end = at + 1 + label.len();
         // The root byte must still fit after it.
         if end >= MAX_WIRE {
@@ -101,7 +130,8 @@ impl NameKey {
         Some(self)
     }
 
-    fn wire(&self) -> &[u8] {
+    /// The name as it is on the wire, lower-cased, its root byte last.
+    pub(crate) fn wire(&self) -> &[u8] {
         self.wire.get(..usize::from(self.len)).unwrap_or_default()
     }
 
@@ -161,6 +191,11 @@ impl<'a> Labels<'a> {
             rest = tail.get(usize::from(length)..).unwrap_or_default();
             Some(label)
         })
+    }
+
+    /// The labels as they are on the wire, lower-cased, the root's zero byte last.
+    pub(crate) fn bytes(&self) -> &'a [u8] {
+        self.wire
     }
 
     /// Labels, the root not counted (a leading `*` counted).
@@ -270,6 +305,22 @@ mod tests {
         assert!(!key("badexample.org.").is_within(&origin));
         assert!(!key("org.").is_within(&origin));
         assert_eq!(key("WWW.example.org."), key("www.EXAMPLE.org."));
+    }
+
+    #[test]
+    fn a_plain_name_is_read_from_the_wire_and_anything_else_is_not() {
+        let (read, used) = NameKey::read_plain(b"\x03Web\x07example\x03org\x00\x00\x01").expect("plain");
+        assert_eq!((read, used), (key("web.example.org."), 17));
+        for odd in [
+            &b"\x00"[..],                     // the root alone
+            b"\x03web\xc0\x0c",               // a pointer
+            b"\x03w*b\x07example\x03org\x00", // not a letter, digit, `-` or `_`
+            b"\x03we b\x00",
+            b"\x03web\x07exam", // cut short
+            b"\x03web",
+        ] {
+            assert!(NameKey::read_plain(odd).is_none(), "{odd:?}");
+        }
     }
 
     #[test]

@@ -26,9 +26,10 @@ use std::time::Duration;
 
 use hickory_proto::dnssec::rdata::DNSSECRData;
 use hickory_proto::op::{Message, ResponseCode};
-use hickory_proto::rr::{LowerName, RData, RecordType};
+use hickory_proto::rr::{RData, RecordType};
 
 use crate::dnssec::denial::NXNAME;
+use crate::name_key::{Labels, NameKey};
 
 /// How the built-in server limits its UDP answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,13 +92,13 @@ impl Class {
     }
 
     /// What `response` is, and the name and type its key counts it under.
-    pub(crate) fn of(response: &Message) -> (Class, Option<LowerName>, RecordType) {
+    pub(crate) fn of(response: &Message) -> (Class, Option<NameKey>, RecordType) {
         let question = response.queries.first();
-        let qname = question.map(|q| LowerName::new(q.name()));
+        let qname = question.and_then(|q| NameKey::new(q.name()));
         let qtype = question.map_or(RecordType::NULL, |q| q.query_type());
         // The owner of the first authority record: the SOA (the zone) of a negative answer, the NS set
         // (the delegation) of a referral.
-        let authority = response.authorities.first().map(|r| LowerName::new(&r.name));
+        let authority = response.authorities.first().and_then(|r| NameKey::new(&r.name));
         match response.metadata.response_code {
             ResponseCode::NoError if !response.answers.is_empty() => (Class::Positive, qname, qtype),
             // RFC 9824's compact answer: a name that does not exist answered NODATA with NXNAME in its
@@ -209,17 +210,20 @@ impl Limiter {
     /// Counts one answer of `class` about `name`/`record_type` to `client` at second `now` (of any clock
     /// that does not go back), and says what to do with it; with the prefix to log when the key has just
     /// gone over (at most a few such a second, whatever the flood).
-    pub fn check(
+    pub(crate) fn check(
         &self,
         client: IpAddr,
         class: Class,
-        name: Option<&LowerName>,
+        name: Option<Labels<'_>>,
         record_type: RecordType,
         now: u64,
     ) -> (Verdict, Option<Limited>) {
         let (prefix, length) = self.prefix(client);
         // 0 marks an unused slot.
-        let key = self.hasher.hash_one((prefix, class, name, record_type)).max(1);
+        let key = self
+            .hasher
+            .hash_one((prefix, class, name.map(|n| n.bytes()), record_type))
+            .max(1);
         let index = usize::try_from(key % self.slots.len() as u64).unwrap_or(0);
         let Some(slot) = self.slots.get(index) else {
             return (Verdict::Send, None);
@@ -309,8 +313,12 @@ mod tests {
 
     use super::*;
 
-    fn name(s: &str) -> LowerName {
-        LowerName::new(&Name::from_ascii(s).expect("test name"))
+    fn name(s: &str) -> NameKey {
+        key(&Name::from_ascii(s).expect("test name"))
+    }
+
+    fn key(name: &Name) -> NameKey {
+        NameKey::new(name).expect("fits")
     }
 
     fn ip(s: &str) -> IpAddr {
@@ -330,7 +338,10 @@ mod tests {
     fn burst(l: &Limiter, client: &str, n: usize, now: u64) -> Vec<Verdict> {
         let web = name("web.example.org.");
         (0..n)
-            .map(|_| l.check(ip(client), Class::Positive, Some(&web), RecordType::A, now).0)
+            .map(|_| {
+                l.check(ip(client), Class::Positive, Some(web.suffix(0)), RecordType::A, now)
+                    .0
+            })
             .collect()
     }
 
@@ -407,23 +418,28 @@ mod tests {
         let zone = name("example.org.");
         let client = ip("192.0.2.1");
         assert_eq!(
-            l.check(client, Class::Positive, Some(&web), RecordType::A, 0).0,
+            l.check(client, Class::Positive, Some(web.suffix(0)), RecordType::A, 0)
+                .0,
             Verdict::Send
         );
         assert_eq!(
-            l.check(client, Class::Positive, Some(&web), RecordType::A, 0).0,
+            l.check(client, Class::Positive, Some(web.suffix(0)), RecordType::A, 0)
+                .0,
             Verdict::Drop
         );
         assert_eq!(
-            l.check(client, Class::Positive, Some(&web), RecordType::AAAA, 0).0,
+            l.check(client, Class::Positive, Some(web.suffix(0)), RecordType::AAAA, 0)
+                .0,
             Verdict::Send
         );
         assert_eq!(
-            l.check(client, Class::NxDomain, Some(&zone), RecordType::NULL, 0).0,
+            l.check(client, Class::NxDomain, Some(zone.suffix(0)), RecordType::NULL, 0)
+                .0,
             Verdict::Send
         );
         assert_eq!(
-            l.check(client, Class::NxDomain, Some(&zone), RecordType::NULL, 0).0,
+            l.check(client, Class::NxDomain, Some(zone.suffix(0)), RecordType::NULL, 0)
+                .0,
             Verdict::Drop
         );
         assert_eq!(
@@ -435,11 +451,13 @@ mod tests {
             Verdict::Drop
         );
         assert_eq!(
-            l.check(client, Class::Referral, Some(&zone), RecordType::NS, 0).0,
+            l.check(client, Class::Referral, Some(zone.suffix(0)), RecordType::NS, 0)
+                .0,
             Verdict::Send
         );
         assert_eq!(
-            l.check(client, Class::NoData, Some(&web), RecordType::NULL, 0).0,
+            l.check(client, Class::NoData, Some(web.suffix(0)), RecordType::NULL, 0)
+                .0,
             Verdict::Send
         );
     }
@@ -463,20 +481,14 @@ mod tests {
         positive
             .answers
             .push(Record::from_rdata(q.clone(), 60, RData::A(A::new(192, 0, 2, 1))));
-        assert_eq!(
-            Class::of(&positive),
-            (Class::Positive, Some(LowerName::new(&q)), RecordType::A)
-        );
+        assert_eq!(Class::of(&positive), (Class::Positive, Some(key(&q)), RecordType::A));
         let mut nodata = base();
         nodata.authorities.push(soa.clone());
         assert_eq!(Class::of(&nodata).0, Class::NoData);
         let mut nx = base();
         nx.metadata.response_code = ResponseCode::NXDomain;
         nx.authorities.push(soa.clone());
-        assert_eq!(
-            Class::of(&nx),
-            (Class::NxDomain, Some(LowerName::new(&zone)), RecordType::NULL)
-        );
+        assert_eq!(Class::of(&nx), (Class::NxDomain, Some(key(&zone)), RecordType::NULL));
         // RFC 9824's compact answer to a DO client: NOERROR, no answers, NXNAME in the NSEC. Counted as
         // the NXDOMAIN it stands for, by the zone, so names drawn at random share one key.
         for random in ["a1.example.org.", "b2.example.org."] {
@@ -488,7 +500,7 @@ mod tests {
             compact.authorities.push(Record::from_rdata(owner, 30, nsec));
             assert_eq!(
                 Class::of(&compact),
-                (Class::NxDomain, Some(LowerName::new(&zone)), RecordType::NULL)
+                (Class::NxDomain, Some(key(&zone)), RecordType::NULL)
             );
         }
         let mut typed_nodata = base();
@@ -506,10 +518,7 @@ mod tests {
         referral
             .authorities
             .push(Record::from_rdata(cut.clone(), 60, RData::NS(NS(zone.clone()))));
-        assert_eq!(
-            Class::of(&referral),
-            (Class::Referral, Some(LowerName::new(&cut)), RecordType::NS)
-        );
+        assert_eq!(Class::of(&referral), (Class::Referral, Some(key(&cut)), RecordType::NS));
         let mut refused = base();
         refused.metadata.authoritative = false;
         refused.metadata.response_code = ResponseCode::Refused;
@@ -526,7 +535,7 @@ mod tests {
         let web = name("web.example.org.");
         for n in 0u32..100_000 {
             let client = IpAddr::from((n << 8).to_be_bytes());
-            let _ = l.check(client, Class::Positive, Some(&web), RecordType::A, 0);
+            let _ = l.check(client, Class::Positive, Some(web.suffix(0)), RecordType::A, 0);
         }
         assert_eq!(l.table_size(), 64);
         // Once the flood's slots have been idle past the window, a new client owns a slot of its own again.
@@ -541,7 +550,7 @@ mod tests {
         let web = name("web.example.org.");
         let logs: Vec<Limited> = (0..10)
             .filter_map(|_| {
-                l.check(ip("192.0.2.1"), Class::Positive, Some(&web), RecordType::A, 0)
+                l.check(ip("192.0.2.1"), Class::Positive, Some(web.suffix(0)), RecordType::A, 0)
                     .1
             })
             .collect();
@@ -556,8 +565,9 @@ mod tests {
         let many = (0u32..100)
             .filter_map(|n| {
                 let client = IpAddr::from(((10 << 24) | (n << 8)).to_be_bytes());
-                l.check(client, Class::Positive, Some(&web), RecordType::A, 5);
-                l.check(client, Class::Positive, Some(&web), RecordType::A, 5).1
+                l.check(client, Class::Positive, Some(web.suffix(0)), RecordType::A, 5);
+                l.check(client, Class::Positive, Some(web.suffix(0)), RecordType::A, 5)
+                    .1
             })
             .count();
         assert_eq!(many, LOG_LINES_PER_SECOND as usize);

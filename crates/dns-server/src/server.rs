@@ -26,9 +26,11 @@ use tracing::{debug, info, warn};
 
 use crate::answer::{self, Fit, RawHeader};
 use crate::config::ServerConfig;
-use crate::cookie::{CookieSecret, CookieSecretError};
+use crate::cookie::{Cookie, CookieSecret, CookieSecretError};
 use crate::guard::{Asker, Guard, GuardCounters};
 use crate::metrics::{AnswerLabels, DropLabels, ServerMetrics, Transport, TransportLabels};
+use crate::plain::PlainQuery;
+use crate::rrl::Verdict;
 use crate::tls::{CertStore, TlsError};
 use crate::transfer::{self, Transfers};
 use crate::udp::{self, Datagrams};
@@ -263,6 +265,11 @@ impl Handler {
             counters.dropped_response.inc();
             return Handled::Silent;
         }
+        if let Some(query) = PlainQuery::read(wire)
+            && let Some(handled) = self.plain(&query, peer, out, counters)
+        {
+            return handled;
+        }
         let request = match Message::from_vec(wire) {
             Ok(m) => m,
             Err(e) => {
@@ -311,6 +318,47 @@ impl Handler {
         }
         counters.answer(response.message.response_code);
         Handled::Answered
+    }
+
+    /// The answer to a plain query ([`crate::plain`]) in `out`, when the zones hold it plainly and it fits
+    /// what the client takes; `None` leaves the request to the general path, nothing counted yet.
+    fn plain(
+        &self,
+        query: &PlainQuery<'_>,
+        peer: SocketAddr,
+        out: &mut Vec<u8>,
+        counters: &mut Counters,
+    ) -> Option<Handled> {
+        let limit = match counters.transport {
+            Transport::Udp => query.udp_limit(),
+            Transport::Tcp => u16::MAX,
+        };
+        let zones = self.zones.read();
+        let set = query.own_set(&zones)?;
+        query.write(Some(set), out).ok()?;
+        if out.len() > usize::from(limit) {
+            return None;
+        }
+        let asker = Asker {
+            transport: counters.transport,
+            peer,
+            now: self.guard.now(),
+        };
+        // No cookie: a request with one is not plain.
+        match self
+            .guard
+            .limit(Cookie::Absent, &asker, &counters.guard, || query.class())
+        {
+            Verdict::Send => {}
+            Verdict::Drop => return Some(Handled::Silent),
+            Verdict::Slip => {
+                if query.write(None, out).is_err() {
+                    return Some(Handled::Silent);
+                }
+            }
+        }
+        counters.answer(ResponseCode::NoError);
+        Some(Handled::Answered)
     }
 
     /// The answer to one UDP datagram from `peer` in `out`; `false`: send nothing.

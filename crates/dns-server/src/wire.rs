@@ -11,11 +11,13 @@
 //! stored uncompressed); record data of other types is written by hickory.
 
 use hickory_proto::ProtoError;
-use hickory_proto::op::{Header, HeaderCounts, Message};
+use hickory_proto::op::{Edns, Header, HeaderCounts, Message};
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType};
 use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
 
+use crate::answer::OUR_PAYLOAD;
 use crate::dnssec_answer::{AuthorityRecord, DnssecRecords};
+use crate::zones::RrSet;
 
 /// The names' suffixes remembered for compression: more than an answer that fits in a datagram has;
 /// a suffix past them is written whole, never wrongly.
@@ -84,6 +86,68 @@ pub(crate) fn write(message: &Message, dnssec: &DnssecRecords<'_>, out: &mut Vec
         return Err(ProtoError::MaxBufferSizeExceeded(usize::from(u16::MAX)));
     }
     Ok(())
+}
+
+/// Writes the answer to a plain query ([`crate::plain`]) into `out` (cleared first), as [`write`] writes
+/// the same answer made a message: a header with `id`, AA, RD and CD as the request had them, and TC when
+/// `set` is `None` (a slipped answer); the question as the client wrote it (`question`, its name
+/// uncompressed); each record of `set` owned by the question's name, a pointer to it; and an OPT record
+/// with our payload size and the client's DO bit when `edns` is `Some`.
+pub(crate) fn write_plain(
+    out: &mut Vec<u8>,
+    id: [u8; 2],
+    flags: PlainFlags,
+    question: &[u8],
+    set: Option<&RrSet>,
+    edns: Option<bool>,
+) -> Result<(), ProtoError> {
+    out.clear();
+    out.extend_from_slice(&id);
+    // QR, opcode QUERY, AA; TC for a slipped answer; RD echoed. Then RA, Z and AD clear, CD echoed,
+    // NOERROR.
+    let truncated = if set.is_none() { 0x02 } else { 0 };
+    out.push(0x80 | 0x04 | truncated | u8::from(flags.recursion_desired));
+    out.push(if flags.checking_disabled { 0x10 } else { 0 });
+    let answers = set.map_or(0, |s| s.data.len());
+    let answers = u16::try_from(answers).map_err(|_| ProtoError::Message("too many records for the header's count"))?;
+    for count in [1, answers, 0, u16::from(edns.is_some())] {
+        out.extend_from_slice(&count.to_be_bytes());
+    }
+    out.extend_from_slice(question);
+    let mut writer = Writer {
+        out,
+        suffixes: [0; MAX_SUFFIXES],
+        remembered: 0,
+    };
+    if let Some(set) = set {
+        for data in set.data.iter() {
+            // The owner is the question's name, right after the header.
+            writer
+                .out
+                .extend_from_slice(&(0xC000 | HEADER_LEN as u16).to_be_bytes());
+            writer.u16(u16::from(set.record_type));
+            writer.u16(u16::from(DNSClass::IN));
+            writer.u32(set.ttl);
+            let length_at = writer.out.len();
+            writer.u16(0);
+            writer.rdata(&data)?;
+            writer.patch_length(length_at)?;
+        }
+    }
+    if let Some(dnssec_ok) = edns {
+        let mut ours = Edns::new();
+        ours.set_max_payload(OUR_PAYLOAD);
+        ours.set_dnssec_ok(dnssec_ok);
+        ours.emit(&mut writer.encoder())?;
+    }
+    Ok(())
+}
+
+/// The request's header flags a plain answer echoes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PlainFlags {
+    pub(crate) recursion_desired: bool,
+    pub(crate) checking_disabled: bool,
 }
 
 /// `counted` plus `more`, as a header count.
