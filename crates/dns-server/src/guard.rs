@@ -123,9 +123,7 @@ impl Guard {
         }
         Some(response)
     }
-}
 
-impl Guard {
     /// What the rate limiter says of an answer to `asker` with `cookie`, classified by `classify` (only
     /// when the limiter counts it: it is off, or spares TCP and valid cookies, most of the time). Logs a
     /// prefix newly limited and counts what is dropped or slipped.
