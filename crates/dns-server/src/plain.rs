@@ -104,7 +104,8 @@ impl<'w> PlainQuery<'w> {
     /// Writes the answer with `set`'s records into `out`, or, without a set, the answer slipped by the
     /// rate limiter (TC set, no records).
     pub(crate) fn write(&self, set: Option<&RrSet>, out: &mut Vec<u8>) -> Result<(), ProtoError> {
-        wire::write_plain(out, self.id, self.flags, self.question, set, self.edns)
+        let edns = self.edns.map(|dnssec_ok| (answer::OUR_PAYLOAD, dnssec_ok));
+        wire::write_plain(out, self.id, self.flags, self.question, set, edns)
     }
 
     /// What the rate limiter counts the answer as: a positive answer about the name and type asked.

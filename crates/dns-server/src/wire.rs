@@ -15,7 +15,6 @@ use hickory_proto::op::{Edns, Header, HeaderCounts, Message};
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType};
 use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
 
-use crate::answer::OUR_PAYLOAD;
 use crate::dnssec_answer::{AuthorityRecord, DnssecRecords};
 use crate::zones::RrSet;
 
@@ -91,15 +90,15 @@ pub(crate) fn write(message: &Message, dnssec: &DnssecRecords<'_>, out: &mut Vec
 /// Writes the answer to a plain query ([`crate::plain`]) into `out` (cleared first), as [`write`] writes
 /// the same answer made a message: a header with `id`, AA, RD and CD as the request had them, and TC when
 /// `set` is `None` (a slipped answer); the question as the client wrote it (`question`, its name
-/// uncompressed); each record of `set` owned by the question's name, a pointer to it; and an OPT record
-/// with our payload size and the client's DO bit when `edns` is `Some`.
+/// uncompressed); each record of `set` owned by the question's name, a pointer to it; and, when `edns` is
+/// `Some`, an OPT record with its payload size (ours) and DO bit (the client's).
 pub(crate) fn write_plain(
     out: &mut Vec<u8>,
     id: [u8; 2],
     flags: PlainFlags,
     question: &[u8],
     set: Option<&RrSet>,
-    edns: Option<bool>,
+    edns: Option<(u16, bool)>,
 ) -> Result<(), ProtoError> {
     out.clear();
     out.extend_from_slice(&id);
@@ -134,9 +133,9 @@ pub(crate) fn write_plain(
             writer.patch_length(length_at)?;
         }
     }
-    if let Some(dnssec_ok) = edns {
+    if let Some((payload, dnssec_ok)) = edns {
         let mut ours = Edns::new();
-        ours.set_max_payload(OUR_PAYLOAD);
+        ours.set_max_payload(payload);
         ours.set_dnssec_ok(dnssec_ok);
         ours.emit(&mut writer.encoder())?;
     }
