@@ -40,7 +40,7 @@ pub(crate) struct PlainQuery<'w> {
 }
 
 impl<'w> PlainQuery<'w> {
-    /// `wire` when it is a plain query: a header with only RD, AD and CD among its flags (opcode QUERY,
+    /// `wire` when it is a plain query: a header with no flag but RD, RA, AD and CD (opcode QUERY,
     /// NOERROR), one question of class IN for a [`PLAIN_TYPES`] type and a plainly spelt name, nothing
     /// else but an OPT record of EDNS version 0 with no option and no flag but DO, and nothing after it.
     pub(crate) fn read(wire: &'w [u8]) -> Option<PlainQuery<'w>> {
