@@ -96,9 +96,10 @@ pub(crate) fn prepare<'z>(zones: &'z ZoneSet, request: &Message, _transport: Tra
         }
         _ => {}
     }
-    let name = NameKey::new(query.name());
-    let zone = match (query.query_class(), name.as_ref().and_then(|n| zones.zone_holding(n))) {
-        (DNSClass::IN, Some(zone)) => zone,
+    // A name hickory read always fits a key: `None` only as a zone that does not hold it would be.
+    let found = NameKey::new(query.name()).and_then(|name| Some((zones.zone_holding(&name)?, name)));
+    let (zone, name) = match (query.query_class(), found) {
+        (DNSClass::IN, Some(found)) => found,
         _ => {
             response.metadata.response_code = ResponseCode::Refused;
             return response.into();
@@ -106,9 +107,7 @@ pub(crate) fn prepare<'z>(zones: &'z ZoneSet, request: &Message, _transport: Tra
     };
     response.metadata.authoritative = true;
     let mut proof = Proof::default();
-    if let Some(name) = name {
-        resolve(zone, query.name(), name, query.query_type(), &mut response, &mut proof);
-    }
+    resolve(zone, query.name(), name, query.query_type(), &mut response, &mut proof);
     let dnssec_ok = request.edns.as_ref().is_some_and(|e| e.flags().dnssec_ok);
     let dnssec = match (dnssec_ok, zone.signing()) {
         (true, Some(signing)) => Some(Pending { zone, signing, proof }),
@@ -230,8 +229,11 @@ fn place<'z>(zone: &'z Zone, name: &NameKey, query_type: RecordType) -> Place<'z
     let mut encloser = None;
     let mut cut = None;
     let mut skip = 0;
-    while name.suffix(skip).hickory_count() > apex_labels {
+    loop {
         let current = name.suffix(skip);
+        if current.hickory_count() <= apex_labels {
+            break;
+        }
         if let Some(found @ (_, node)) = zone.node_at(current) {
             if encloser.is_none() && exact.is_none() {
                 if skip == 0 {

@@ -71,6 +71,15 @@ impl Guard {
         Now {
             // RFC 9018's timestamps wrap in 2106 by design (serial-number arithmetic).
             unix: (unix & 0xffff_ffff) as u32,
+            ..self.now_without_cookie()
+        }
+    }
+
+    /// [`Guard::now`] for a request without a cookie, which nothing here reads the wall clock for: the
+    /// limiter's clock alone.
+    pub(crate) fn now_without_cookie(&self) -> Now {
+        Now {
+            unix: 0,
             mono: self.rrl.as_ref().map_or(0, |_| self.start.elapsed().as_secs()),
         }
     }

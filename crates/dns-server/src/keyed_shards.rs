@@ -36,13 +36,19 @@ pub(crate) trait ShardKey {
     fn same(&self, other: &Self) -> bool;
 }
 
+/// How a name's labels are hashed, lower-cased already: each label's length, so labels cannot run together,
+/// then its bytes. One function for the key and for what stands in for it ([`Probe`]), so the two cannot
+/// drift apart and miss each other.
+pub(crate) fn hash_labels<'l>(labels: impl Iterator<Item = &'l [u8]>, state: &mut impl Hasher) {
+    for label in labels {
+        state.write_u8(label.len() as u8);
+        state.write(label);
+    }
+}
+
 impl ShardKey for LowerName {
     fn hash_into(&self, state: &mut impl Hasher) {
-        // Lower-cased already: each label's bytes, with its length so labels cannot run together.
-        for label in self.iter() {
-            state.write_u8(label.len() as u8);
-            state.write(label);
-        }
+        hash_labels(self.iter(), state);
     }
 
     fn same(&self, other: &Self) -> bool {

@@ -11,7 +11,7 @@ use std::hash::Hasher;
 
 use hickory_proto::rr::{LowerName, Name};
 
-use crate::keyed_shards::Probe;
+use crate::keyed_shards::{Probe, hash_labels};
 
 /// The longest name on the wire (RFC 1035 §2.3.4), its root byte included.
 const MAX_WIRE: usize = 255;
@@ -42,16 +42,14 @@ impl PartialEq for NameKey {
 impl Eq for NameKey {}
 
 impl NameKey {
-    /// The root.
-    fn root() -> NameKey {
-        let mut key = NameKey {
+    /// No label and no root byte yet: what [`NameKey::push`] fills and [`NameKey::finish`] ends.
+    fn empty() -> NameKey {
+        NameKey {
             wire: [0; MAX_WIRE],
-            len: 1,
+            len: 0,
             starts: [0; MAX_WIRE / 2],
             labels: 0,
-        };
-        key.wire[0] = 0;
-        key
+        }
     }
 
     /// `name` lower-cased; `None` for a name too long for the wire, which hickory never makes.
@@ -62,8 +60,7 @@ impl NameKey {
     /// The name of these labels (the root's left out), lower-cased; `None` when one is empty or longer
     /// than 63 bytes, or all are longer than a name on the wire.
     pub(crate) fn from_labels<'l>(labels: impl Iterator<Item = &'l [u8]>) -> Option<NameKey> {
-        let mut key = NameKey::root();
-        key.len = 0;
+        let mut key = NameKey::empty();
         for label in labels {
             key.push(label)?;
         }
@@ -74,8 +71,7 @@ impl NameKey {
     /// at least one, no compression pointer; with the bytes it takes, its root's included. `None` for any
     /// other name (the general path reads those).
     pub(crate) fn read_plain(wire: &[u8]) -> Option<(NameKey, usize)> {
-        let mut key = NameKey::root();
-        key.len = 0;
+        let mut key = NameKey::empty();
         let mut at = 0;
         loop {
             let length = usize::from(*wire.get(at)?);
@@ -214,11 +210,7 @@ impl<'a> Labels<'a> {
 
 impl Probe<LowerName> for Labels<'_> {
     fn hash_into(&self, state: &mut impl Hasher) {
-        // As `LowerName`'s `ShardKey` hashes: each label's length and bytes, in the same calls.
-        for label in self.iter() {
-            state.write_u8(label.len() as u8);
-            state.write(label);
-        }
+        hash_labels(self.iter(), state);
     }
 
     fn is(&self, key: &LowerName) -> bool {

@@ -33,10 +33,17 @@ pub(crate) struct PlainQuery<'w> {
     question: &'w [u8],
     name: NameKey,
     record_type: RecordType,
-    /// The client's DO bit, when it sent an OPT record.
-    edns: Option<bool>,
-    /// The UDP payload size in its OPT record.
-    payload: Option<u16>,
+    /// The client's OPT record, when it sent one.
+    edns: Option<ClientEdns>,
+}
+
+/// What a plain query's OPT record says.
+#[derive(Debug, Clone, Copy)]
+struct ClientEdns {
+    /// The UDP payload size it takes.
+    payload: u16,
+    /// DO: it wants DNSSEC records.
+    dnssec_ok: bool,
 }
 
 impl<'w> PlainQuery<'w> {
@@ -63,13 +70,14 @@ impl<'w> PlainQuery<'w> {
             return None;
         }
         let (question, rest) = body.split_at_checked(name_len + 4)?;
-        let (edns, payload) = match (additional, rest) {
-            (0, []) => (None, None),
+        let edns = match (additional, rest) {
+            (0, []) => None,
             // The root, OPT, the payload size, extended RCODE 0, version 0, DO or not and no other flag,
             // no option.
-            (1, &[0, 0, 41, size_high, size_low, 0, 0, flags, 0, 0, 0]) if flags & 0x7F == 0 => {
-                (Some(flags & 0x80 != 0), Some(u16::from_be_bytes([size_high, size_low])))
-            }
+            (1, &[0, 0, 41, size_high, size_low, 0, 0, flags, 0, 0, 0]) if flags & 0x7F == 0 => Some(ClientEdns {
+                payload: u16::from_be_bytes([size_high, size_low]),
+                dnssec_ok: flags & 0x80 != 0,
+            }),
             _ => return None,
         };
         Some(PlainQuery {
@@ -82,20 +90,19 @@ impl<'w> PlainQuery<'w> {
             name,
             record_type,
             edns,
-            payload,
         })
     }
 
     /// The largest answer the client takes over UDP.
     pub(crate) fn udp_limit(&self) -> u16 {
-        answer::udp_limit_for(self.payload)
+        answer::udp_limit_for(self.edns.map(|e| e.payload))
     }
 
     /// The set the answer is made of, when the zones answer this query plainly: the name's own set of
     /// the type asked, in a zone that is unsigned or for a client that did not set DO.
     pub(crate) fn own_set<'z>(&self, zones: &'z ZoneSet) -> Option<&'z RrSet> {
         let zone = zones.zone_holding(&self.name)?;
-        if zone.signing().is_some() && self.edns == Some(true) {
+        if zone.signing().is_some() && self.edns.is_some_and(|e| e.dnssec_ok) {
             return None;
         }
         answer::own_set(zone, &self.name, self.record_type)
@@ -104,7 +111,7 @@ impl<'w> PlainQuery<'w> {
     /// Writes the answer with `set`'s records into `out`, or, without a set, the answer slipped by the
     /// rate limiter (TC set, no records).
     pub(crate) fn write(&self, set: Option<&RrSet>, out: &mut Vec<u8>) -> Result<(), ProtoError> {
-        let edns = self.edns.map(|dnssec_ok| (answer::OUR_PAYLOAD, dnssec_ok));
+        let edns = self.edns.map(|e| (answer::OUR_PAYLOAD, e.dnssec_ok));
         wire::write_plain(out, self.id, self.flags, self.question, set, edns)
     }
 

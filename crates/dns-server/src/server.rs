@@ -342,9 +342,9 @@ impl Handler {
         let asker = Asker {
             transport: counters.transport,
             peer,
-            now: self.guard.now(),
+            // No cookie: a request with one is not plain.
+            now: self.guard.now_without_cookie(),
         };
-        // No cookie: a request with one is not plain.
         match self
             .guard
             .limit(Cookie::Absent, &asker, &counters.guard, || query.class())
