@@ -380,6 +380,15 @@ pub fn free_port() -> u16 {
     try_free_port().unwrap_or_else(|e| panic!("no free port on 127.0.0.1: {e}"))
 }
 
+/// The first port of the system's ephemeral range, which it gives to sockets bound to port 0 (Linux's
+/// default when it cannot be read).
+fn ephemeral_ports_from() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768)
+}
+
 /// The lowest port [`server_port`] picks: above the registered services a test machine may run.
 const SERVER_PORTS_FROM: u16 = 10_000;
 
@@ -388,10 +397,7 @@ const SERVER_PORTS_FROM: u16 = 10_000;
 /// client's socket as its source port: a client sending from the server's own port receives its own
 /// query back (dig then warns "query response not set"), and a benchmark's client could do the same.
 pub fn server_port() -> u16 {
-    let ephemeral_from = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
-        .unwrap_or(32_768);
+    let ephemeral_from = ephemeral_ports_from();
     let span = u64::from(ephemeral_from.saturating_sub(SERVER_PORTS_FROM).max(1));
     // Candidates spread by a randomly seeded hash, so two harnesses starting together do not race for one.
     let seed = std::collections::hash_map::RandomState::new();
@@ -453,10 +459,7 @@ mod tests {
 
     #[test]
     fn server_ports_are_free_and_below_the_ephemeral_range() {
-        let ephemeral_from: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-            .ok()
-            .and_then(|r| r.split_whitespace().next()?.parse().ok())
-            .unwrap_or(32_768);
+        let ephemeral_from = ephemeral_ports_from();
         for _ in 0..5 {
             let port = server_port();
             assert!(port >= SERVER_PORTS_FROM, "{port}");
