@@ -854,9 +854,9 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, state)| NameOutcome {
-                    name: format!("n{i}.example.org"),
+                    name: format!("n{i}.example.org").into(),
                     record_type: "A".into(),
-                    set_identifier: String::new(),
+                    set_identifier: Box::default(),
                     state: state.clone(),
                 })
                 .collect(),
@@ -912,7 +912,7 @@ mod tests {
             names: vec![NameOutcome {
                 name: name.into(),
                 record_type: "A".into(),
-                set_identifier: String::new(),
+                set_identifier: Box::default(),
                 state: NameState::Published {
                     provider: provider.into(),
                     zone: None,

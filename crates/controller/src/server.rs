@@ -201,7 +201,7 @@ mod tests {
             names: vec![NameOutcome {
                 name: name.into(),
                 record_type: "A".into(),
-                set_identifier: String::new(),
+                set_identifier: Box::default(),
                 state: NameState::Pending,
             }],
         };

@@ -175,9 +175,9 @@ type Position = (ObjectKey, String, String, String);
 fn position_of(key: &ObjectKey, n: &NameOutcome) -> Position {
     (
         key.clone(),
-        n.name.clone(),
+        n.name.to_string(),
         n.record_type.to_string(),
-        n.set_identifier.clone(),
+        n.set_identifier.to_string(),
     )
 }
 
@@ -220,9 +220,9 @@ mod tests {
 
     fn statuses() -> NameStatuses {
         let outcome = |name: String, state: NameState| NameOutcome {
-            name,
+            name: name.into(),
             record_type: "A".into(),
-            set_identifier: String::new(),
+            set_identifier: Box::default(),
             state,
         };
         let published = NameState::Published {

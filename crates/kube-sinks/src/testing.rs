@@ -10,7 +10,7 @@ pub(crate) fn web_names(state: NameState) -> ObjectNames {
         names: vec![NameOutcome {
             name: "web.example.org".into(),
             record_type: "A".into(),
-            set_identifier: String::new(),
+            set_identifier: Box::default(),
             state,
         }],
     }

@@ -223,7 +223,7 @@ fn name_report(name: &str, run: &DryRun, plan: &PlanConfig) -> NameReport {
             asked_by.push(Asker {
                 object: object.resource_label(),
                 record_type: n.record_type.to_string(),
-                set_identifier: n.set_identifier.clone(),
+                set_identifier: n.set_identifier.to_string(),
                 message: n.state.to_string(),
                 state: n.state.clone(),
             });
