@@ -488,7 +488,6 @@ impl RawHeader {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use extdns_endpoint::RecordType as EndpointType;
     use hickory_proto::op::{MessageType, Query};
     use hickory_proto::rr::Record;
     use hickory_proto::rr::rdata::{A, CNAME, MX, NS, TXT};
@@ -508,10 +507,7 @@ pub(crate) mod tests {
             record_type: data[0].record_type(),
             ttl: 60,
             data: data.into(),
-            origin: SetOrigin::Managed {
-                record_type: EndpointType::A,
-                spelt: None,
-            },
+            origin: SetOrigin::Managed { spelt: None },
         }
     }
 

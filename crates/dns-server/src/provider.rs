@@ -13,7 +13,7 @@ use extdns_provider::{Failures, Provider, ProviderError, ReadState, Records};
 use hickory_proto::rr::{LowerName, Name, Record, RecordType};
 
 use crate::set_data::SetData;
-use crate::zones::{ChangeError, RrSet, SetOrigin, ZoneSet, Zones, targets_of};
+use crate::zones::{ChangeError, RrSet, SetOrigin, ZoneSet, Zones};
 
 /// The provider side of the built-in server: reads and writes the [`Zones`] the listeners answer from.
 #[derive(Debug, Clone)]
@@ -102,17 +102,14 @@ impl DnsServerProvider {
             return Err(Unservable::NoTargets);
         };
         let data = SetData::from(data);
-        let spelt = (targets_of(&data) != ep.targets).then(|| Box::new(ep.targets.clone()));
+        let origin = SetOrigin::managed(&ep.record_type, &ep.targets, record_type, &data);
         Ok((
             owner,
             RrSet {
                 record_type,
                 ttl: self.ttl(ep.record_ttl),
                 data,
-                origin: SetOrigin::Managed {
-                    record_type: ep.record_type.clone(),
-                    spelt,
-                },
+                origin,
             },
         ))
     }
@@ -160,7 +157,7 @@ impl Provider for DnsServerProvider {
                 for rrset in node.rrsets() {
                     if let Some((record_type, targets)) = rrset.endpoint_targets() {
                         let name = codec::name_text(node.name());
-                        let ep = Endpoint::new(&name, record_type.clone(), targets.iter().map(|t| t.as_str()))
+                        let ep = Endpoint::new(&name, record_type, targets.iter().map(|t| t.as_str()))
                             .with_ttl(Ttl(i64::from(rrset.ttl)));
                         endpoints.push(ep);
                     }
@@ -406,7 +403,7 @@ mod tests {
                     .node(&LowerName::new(&codec::name(name).expect("name")))
                     .expect("node");
                 match &node.rrset(rt).expect("set").origin {
-                    SetOrigin::Managed { spelt, .. } => spelt.as_deref().cloned(),
+                    SetOrigin::Managed { spelt } => spelt.as_deref().map(|s| s.targets.clone()),
                     SetOrigin::Config => panic!("a managed set"),
                 }
             };

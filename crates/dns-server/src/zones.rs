@@ -334,17 +334,52 @@ pub struct RrSet {
 pub enum SetOrigin {
     /// From the zone's configuration.
     Config,
-    /// Written by the controller from an endpoint of this type, so the read gives back exactly what was
-    /// applied.
+    /// Written by the controller from an endpoint, so the read gives back exactly what was applied.
     Managed {
-        /// The endpoint's record type.
-        record_type: EndpointType,
-        /// The endpoint's targets when the record data does not spell them back alike (an IPv6 address in
-        /// upper case, a TXT value in zone-file quotes); `None`, the usual case, reads them from the data,
-        /// so most records are held once, not twice. Boxed: the rare case costs a pointer in every set
-        /// (8 bytes, not the 24 of a vector), and every node holds its sets for as long as it serves them.
-        spelt: Option<Box<Targets>>,
+        /// The endpoint as written when the set does not spell it back alike ([`Spelt`]); `None`, the
+        /// usual case, reads the endpoint's type and targets from the set's own, so most records are held
+        /// once, not twice. Boxed: the rare case costs a pointer in every set (the set is 48 bytes, where
+        /// the type and a vector of targets inline made it 64), and every node holds its sets for as long
+        /// as it serves them.
+        spelt: Option<Box<Spelt>>,
     },
+}
+
+/// An endpoint the record set does not spell back alike: its targets differ from the data's text (an
+/// IPv6 address in upper case, a TXT value in zone-file quotes) or its type is not named as the wire
+/// type is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spelt {
+    /// The endpoint's record type.
+    pub record_type: EndpointType,
+    /// The endpoint's targets.
+    pub targets: Targets,
+}
+
+impl SetOrigin {
+    /// The origin of a set written from an endpoint of `record_type` and `targets` as `data` of
+    /// `wire_type`: the endpoint kept only when the set alone would read back otherwise.
+    pub(crate) fn managed(
+        record_type: &EndpointType,
+        targets: &Targets,
+        wire_type: RecordType,
+        data: &SetData,
+    ) -> SetOrigin {
+        let alike = endpoint_type(wire_type) == *record_type && targets_of(data) == *targets;
+        SetOrigin::Managed {
+            spelt: (!alike).then(|| {
+                Box::new(Spelt {
+                    record_type: record_type.clone(),
+                    targets: targets.clone(),
+                })
+            }),
+        }
+    }
+}
+
+/// The endpoint type named as `wire_type` is.
+fn endpoint_type(wire_type: RecordType) -> EndpointType {
+    EndpointType::from(wire_type.to_string().as_str())
 }
 
 impl RrSet {
@@ -354,15 +389,14 @@ impl RrSet {
     }
 
     /// The endpoint type and targets the controller wrote this set from; `None` for configured sets.
-    pub fn endpoint_targets(&self) -> Option<(&EndpointType, Targets)> {
-        let SetOrigin::Managed { record_type, spelt } = &self.origin else {
+    pub fn endpoint_targets(&self) -> Option<(EndpointType, Targets)> {
+        let SetOrigin::Managed { spelt } = &self.origin else {
             return None;
         };
-        let targets = match spelt {
-            Some(t) => Targets::clone(t),
-            None => targets_of(&self.data),
-        };
-        Some((record_type, targets))
+        Some(match spelt {
+            Some(s) => (s.record_type.clone(), s.targets.clone()),
+            None => (endpoint_type(self.record_type), targets_of(&self.data)),
+        })
     }
 
     /// The set as records owned by `name`.
@@ -1201,10 +1235,7 @@ pub(crate) mod tests {
             record_type: RecordType::A,
             ttl: 60,
             data: vec![RData::A(A(ip.parse().expect("test address")))].into(),
-            origin: SetOrigin::Managed {
-                record_type: EndpointType::A,
-                spelt: None,
-            },
+            origin: SetOrigin::Managed { spelt: None },
         }
     }
 

@@ -149,9 +149,6 @@ pub fn forged_a() -> extdns_dns_server::zones::RrSet {
         record_type: hickory_proto::rr::RecordType::A,
         ttl: 60,
         data: vec![RData::A(A([203, 0, 113, 66].into()))].into(),
-        origin: SetOrigin::Managed {
-            record_type: RecordType::A,
-            spelt: None,
-        },
+        origin: SetOrigin::Managed { spelt: None },
     }
 }
