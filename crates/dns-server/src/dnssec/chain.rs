@@ -96,6 +96,19 @@ impl OrderedNames {
         }
     }
 
+    /// Cuts every chunk this copy alone holds to its length. A chunk grows by doubling as names come in,
+    /// and a split leaves its first half the whole capacity, so without this a chain held about twice the
+    /// bytes of its names (issue 49: 159 B a name for a name of 80). Called once a write's names are in
+    /// ([`super::signer::ZoneSigning::sign_chain`]), so a chunk is cut at most once a write; a chunk
+    /// shared with another copy is left as it is, as cutting it would copy it.
+    pub(crate) fn shrink_unshared(&mut self) {
+        for chunk in &mut self.chunks {
+            if let Some(chunk) = Arc::get_mut(chunk) {
+                chunk.shrink_to_fit();
+            }
+        }
+    }
+
     /// Removes `name`; whether it was there.
     pub(crate) fn remove(&mut self, name: &LowerName) -> bool {
         let (chunk, Ok(at)) = self.locate(name) else {

@@ -389,6 +389,8 @@ impl ZoneSigning {
                 return Err(e);
             }
         }
+        self.chain.shrink_unshared();
+        self.cuts.shrink_unshared();
         Ok(())
     }
 
