@@ -1243,6 +1243,41 @@ pub(crate) mod tests {
         LowerName::new(&Name::from_str(s).expect("test name"))
     }
 
+    /// A set reads back the endpoint it was written from: from its own type and data when they spell it
+    /// alike (nothing kept beside them), from what was kept when its targets or its type's name differ.
+    #[test]
+    fn a_set_keeps_its_endpoint_only_where_it_does_not_spell_it_back() {
+        let read_back = |record_type: &EndpointType, targets: &[&str]| {
+            let set = a("192.0.2.1");
+            let targets = Targets::new(targets.iter().copied());
+            let set = RrSet {
+                origin: SetOrigin::managed(record_type, &targets, set.record_type, &set.data),
+                ..set
+            };
+            let SetOrigin::Managed { spelt } = &set.origin else {
+                panic!("a managed set");
+            };
+            (
+                spelt.is_some(),
+                set.endpoint_targets().expect("a managed set's endpoint"),
+                targets,
+            )
+        };
+        let (kept, (record_type, read), written) = read_back(&EndpointType::A, &["192.0.2.1"]);
+        assert!(!kept, "an endpoint the set spells alike is not kept beside it");
+        assert_eq!((record_type, read), (EndpointType::A, written));
+        // Targets in another spelling than the data's text.
+        let (kept, (record_type, read), written) = read_back(&EndpointType::A, &["192.0.2.001"]);
+        assert!(kept);
+        assert_eq!((record_type, read), (EndpointType::A, written));
+        // A type not named as the wire type is.
+        let other = EndpointType::from("a");
+        assert_ne!(other, EndpointType::A, "the test needs a type named otherwise");
+        let (kept, (record_type, read), written) = read_back(&other, &["192.0.2.1"]);
+        assert!(kept);
+        assert_eq!((record_type, read), (other, written));
+    }
+
     /// The zone `example.org.` with an A record (192.0.2.1) at `name`.
     fn example_org_with_a(name: &str) -> Zones {
         let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
