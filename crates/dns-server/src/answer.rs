@@ -202,18 +202,15 @@ impl From<Message> for Answer<'_> {
     }
 }
 
-/// A node found in a zone, with the lower-cased name it is kept (and its sets signed) under.
-type Found<'z> = (&'z LowerName, &'z Node);
-
 /// Where a name sits in a zone.
 enum Place<'z> {
     /// The name is at or below a delegation point other than the apex: the node holding the NS set.
-    Cut(Found<'z>),
+    Cut(&'z Node),
     /// The name exists (with data or as an empty non-terminal).
-    Node(Found<'z>),
+    Node(&'z Node),
     /// The name does not exist, but the wildcard at its closest encloser does (RFC 4592 §3.3.1): the
     /// wildcard's node and the labels of the next closer name (the encloser's and one more).
-    Wildcard(Found<'z>, u8),
+    Wildcard(&'z Node, u8),
     /// The name does not exist and nothing synthesises it.
     Nothing,
 }
@@ -234,10 +231,10 @@ fn place<'z>(zone: &'z Zone, name: &NameKey, query_type: RecordType) -> Place<'z
         if current.hickory_count() <= apex_labels {
             break;
         }
-        if let Some(found @ (_, node)) = zone.node_at(current) {
+        if let Some(node) = zone.node_at(current) {
             if encloser.is_none() && exact.is_none() {
                 if skip == 0 {
-                    exact = Some(found);
+                    exact = Some(node);
                 } else {
                     encloser = Some(skip);
                 }
@@ -245,7 +242,7 @@ fn place<'z>(zone: &'z Zone, name: &NameKey, query_type: RecordType) -> Place<'z
             // A DS query at the cut itself is the parent side's (RFC 4035 §3.1.4.1): not a referral.
             let ds_at_cut = query_type == RecordType::DS && skip == 0;
             if node.rrset(RecordType::NS).is_some() && !ds_at_cut {
-                cut = Some(found);
+                cut = Some(node);
             }
         }
         // The name above has one label fewer than this one in full; at the apex or above it, the walk ends.
@@ -277,7 +274,7 @@ fn place<'z>(zone: &'z Zone, name: &NameKey, query_type: RecordType) -> Place<'z
 /// ([`crate::plain`]) answers alone; `None` leaves the question to [`prepare`].
 pub(crate) fn own_set<'z>(zone: &'z Zone, name: &NameKey, record_type: RecordType) -> Option<&'z RrSet> {
     match place(zone, name, record_type) {
-        Place::Node((_, node)) => node.rrset(record_type),
+        Place::Node(node) => node.rrset(record_type),
         Place::Cut(_) | Place::Wildcard(..) | Place::Nothing => None,
     }
 }
@@ -296,8 +293,8 @@ fn resolve<'z>(
     let mut lower = lower;
     let mut seen: Vec<NameKey> = Vec::new();
     for step in 0..MAX_CHAIN {
-        let ((key, node), next_closer) = match place(zone, &lower, query_type) {
-            Place::Cut((_, cut)) if step == 0 => {
+        let (node, next_closer) = match place(zone, &lower, query_type) {
+            Place::Cut(cut) if step == 0 => {
                 referral(zone, cut, response);
                 proof.deny(Denial::Unsigned(cut));
                 return;
@@ -317,10 +314,10 @@ fn resolve<'z>(
         };
         let mut answer = |set: &RrSet, response: &mut Message| {
             let before = response.answers.len();
-            response.answers.extend(set.records(&owner));
+            response.answers.extend(set.records(owner.clone()));
             proof.answered(AnswerSet {
                 records: response.answers.len() - before,
-                signed_as: key,
+                signed_as: node,
                 record_type: set.record_type,
                 next_closer,
             });
@@ -367,7 +364,7 @@ fn resolve<'z>(
 fn referral(zone: &Zone, cut: &Node, response: &mut Message) {
     response.metadata.authoritative = false;
     let Some(ns) = cut.rrset(RecordType::NS) else { return };
-    response.authorities.extend(ns.records(cut.name()));
+    response.authorities.extend(ns.records(cut.name().into_owned()));
     add_addresses(zone, ns.data.naming().iter().filter_map(target_of), response);
 }
 
@@ -399,7 +396,7 @@ fn add_addresses<'a>(zone: &Zone, targets: impl Iterator<Item = &'a Name>, respo
                 .iter()
                 .any(|r| r.record_type() == record_type && LowerName::new(&r.name) == lower);
             if !present {
-                response.additionals.extend(set.records(node.name()));
+                response.additionals.extend(set.records(node.name().into_owned()));
             }
         }
     }

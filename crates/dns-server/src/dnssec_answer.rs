@@ -29,8 +29,8 @@ pub(crate) struct Proof<'z> {
 pub(crate) struct AnswerSet<'z> {
     /// How many records of the answer section it is.
     pub(crate) records: usize,
-    /// The name it is stored and signed under: the name itself, or the wildcard that synthesised it.
-    pub(crate) signed_as: &'z LowerName,
+    /// The node it is stored and signed under: the name's own, or the wildcard's that synthesised it.
+    pub(crate) signed_as: &'z Node,
     /// Its type.
     pub(crate) record_type: RecordType,
     /// For a set a wildcard synthesised: the labels of the next closer name, whose absence the answer
@@ -145,7 +145,7 @@ pub(crate) fn dnssec_records<'z>(
     let mut records = DnssecRecords::default();
     ctx.sign_answers(&proof.sets, response, &mut records);
     match &proof.denial {
-        Some(Denial::Unsigned(cut)) => records.add_nsec(signing.link_at(&LowerName::new(cut.name()))),
+        Some(Denial::Unsigned(cut)) => records.add_nsec(signing.link_at(&cut.lower_name())),
         Some(Denial::NoName(last)) => {
             // RFC 4035 §3.1.3.2: the NSEC covering the name, and the one covering the wildcard of its
             // closest encloser, which could have answered for it.
@@ -159,7 +159,7 @@ pub(crate) fn dnssec_records<'z>(
         Some(Denial::NoType(last, node)) => {
             ctx.sign_soa(response, &mut records);
             let asked = LowerName::new(last);
-            let at = LowerName::new(node.name());
+            let at = node.lower_name();
             if at != asked {
                 // A wildcard's NODATA (RFC 4035 §3.1.3.4): the name asked does not exist, the wildcard
                 // lacks the type.
@@ -192,7 +192,10 @@ impl<'z> Ctx<'z> {
                 break;
             };
             start += set.records;
-            if let Some(signature) = self.signing.stored_signature(set.signed_as, set.record_type) {
+            if let Some(signature) = self
+                .signing
+                .stored_signature(&set.signed_as.lower_name(), set.record_type)
+            {
                 records.sign_answer(start - 1, signature);
             }
             if let Some(labels) = set.next_closer {
@@ -393,7 +396,14 @@ pub(crate) mod tests {
             .sets
             .iter()
             .flatten()
-            .map(|s| (s.signed_as.to_string(), s.record_type, s.next_closer, s.records))
+            .map(|s| {
+                (
+                    s.signed_as.lower_name().to_string(),
+                    s.record_type,
+                    s.next_closer,
+                    s.records,
+                )
+            })
             .collect();
         assert_eq!(
             noted,

@@ -285,11 +285,6 @@ impl<V: Keyed + Clone> ShardedSet<V> {
         self.shards.iter().flat_map(|s| s.entries.iter())
     }
 
-    /// Every entry with its key, in no order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&V::Key, &V)> {
-        self.values().map(|e| (e.key(), e))
-    }
-
     /// Entries held.
     pub(crate) fn len(&self) -> usize {
         self.len
@@ -395,7 +390,8 @@ mod tests {
         }
         assert_eq!(map.values().count(), 2_000);
         assert!(
-            map.iter().all(|(k, (key, _))| k == key),
+            map.values()
+                .all(|entry| map.get(entry.key()).is_some_and(|found| std::ptr::eq(found, entry))),
             "an entry is listed under its own key"
         );
     }

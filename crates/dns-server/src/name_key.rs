@@ -11,7 +11,7 @@ use std::hash::Hasher;
 
 use hickory_proto::rr::{LowerName, Name};
 
-use crate::keyed_shards::{Probe, hash_labels};
+use crate::keyed_shards::{Probe, ShardKey, hash_labels};
 
 /// The longest name on the wire (RFC 1035 §2.3.4), its root byte included.
 const MAX_WIRE: usize = 255;
@@ -218,12 +218,105 @@ impl Probe<LowerName> for Labels<'_> {
     }
 }
 
+/// The wire bytes a zone node keeps inside itself: a name of up to 38 bytes on the wire (about 33
+/// letters and dots), which most names in a zone are. Longer ones go to the heap.
+const INLINE: usize = 38;
+
+/// A zone node's owner name as the zone finds it (issue 49: memory per record): lower-cased, in wire form,
+/// kept inside the node when it is short. hickory's `LowerName` took 80 bytes per node and kept its labels
+/// and their ends apart; this takes 40, and a lookup compares the bytes a query's [`Labels`] hold with one
+/// comparison.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) enum WireName {
+    /// `bytes[..len]`.
+    Inline { len: u8, bytes: [u8; INLINE] },
+    /// A name longer than [`INLINE`] bytes.
+    Long(Box<[u8]>),
+}
+
+impl std::fmt::Debug for WireName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.labels(), f)
+    }
+}
+
+impl WireName {
+    /// `name`'s labels, lower-cased (ASCII), its root's zero byte last; names not ending at the root are
+    /// taken as if they did, as the zone's names all do.
+    pub(crate) fn of(name: &Name) -> WireName {
+        let mut wire = Vec::with_capacity(name.len() + 2);
+        for label in name.iter() {
+            wire.push(u8::try_from(label.len()).unwrap_or(u8::MAX));
+            wire.extend(label.iter().map(u8::to_ascii_lowercase));
+        }
+        wire.push(0);
+        WireName::from_wire(&wire)
+    }
+
+    fn from_wire(wire: &[u8]) -> WireName {
+        match u8::try_from(wire.len()) {
+            Ok(len) if wire.len() <= INLINE => {
+                let mut bytes = [0; INLINE];
+                bytes[..wire.len()].copy_from_slice(wire);
+                WireName::Inline { len, bytes }
+            }
+            _ => WireName::Long(wire.into()),
+        }
+    }
+
+    /// The name as it is on the wire, lower-cased, the root's zero byte last.
+    pub(crate) fn wire(&self) -> &[u8] {
+        match self {
+            WireName::Inline { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
+            WireName::Long(wire) => wire,
+        }
+    }
+
+    /// The name's labels, as a query's suffixes hold them.
+    pub(crate) fn labels(&self) -> Labels<'_> {
+        let wire = self.wire();
+        let mut labels = Labels { wire, labels: 0 };
+        labels.labels = labels.iter().count();
+        labels
+    }
+
+    /// The name as hickory holds it, lower-cased: what signatures are keyed by and records are owned by.
+    pub(crate) fn to_lower_name(&self) -> LowerName {
+        LowerName::new(&self.to_name())
+    }
+
+    /// The name as hickory holds it (lower-cased, ending at the root).
+    pub(crate) fn to_name(&self) -> Name {
+        // Each label came from a name, so hickory takes it back; the root stands in for one it would not.
+        Name::from_labels(self.labels().iter()).unwrap_or_else(|_| Name::root())
+    }
+}
+
+impl ShardKey for WireName {
+    fn hash_into(&self, state: &mut impl Hasher) {
+        state.write(self.wire());
+    }
+
+    fn same(&self, other: &Self) -> bool {
+        self.wire() == other.wire()
+    }
+}
+
+impl Probe<WireName> for Labels<'_> {
+    fn hash_into(&self, state: &mut impl Hasher) {
+        state.write(self.wire);
+    }
+
+    fn is(&self, key: &WireName) -> bool {
+        self.wire == key.wire()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::hash::BuildHasher;
 
     use super::*;
-    use crate::keyed_shards::ShardKey;
 
     fn lower(s: &str) -> LowerName {
         LowerName::new(&Name::from_ascii(s).expect("test name"))
@@ -252,7 +345,7 @@ mod tests {
             let zone_key = lower(name);
             assert!(suffix.is(&zone_key), "{suffix:?} is {name}");
             assert_eq!(
-                hash(|h| suffix.hash_into(h)),
+                hash(|h| Probe::<LowerName>::hash_into(&suffix, h)),
                 hash(|h| ShardKey::hash_into(&zone_key, h)),
                 "{name} hashes alike"
             );
@@ -313,6 +406,36 @@ mod tests {
         ] {
             assert!(NameKey::read_plain(odd).is_none(), "{odd:?}");
         }
+    }
+
+    #[test]
+    fn a_node_name_is_kept_as_a_query_spells_it_and_found_by_its_labels() {
+        let long = format!("{}.example.org.", "a".repeat(60));
+        for (spelt, inline) in [
+            ("Web.EXAMPLE.org.", true),
+            (".", true),
+            ("*.example.org.", true),
+            (long.as_str(), false),
+        ] {
+            let name = Name::from_ascii(spelt).expect("test name");
+            let kept = WireName::of(&name);
+            assert_eq!(matches!(kept, WireName::Inline { .. }), inline, "{spelt}");
+            let asked = NameKey::new(&name).expect("fits");
+            assert_eq!(kept.wire(), asked.wire(), "{spelt}: the query's bytes");
+            assert_eq!(kept.labels().count(), asked.labels(), "{spelt}");
+            assert!(asked.suffix(0).is(&kept), "{spelt}: found by the query's labels");
+            assert_eq!(
+                hash(|h| Probe::<WireName>::hash_into(&asked.suffix(0), h)),
+                hash(|h| ShardKey::hash_into(&kept, h)),
+                "{spelt}: hashed alike"
+            );
+            assert_eq!(kept.to_lower_name(), LowerName::new(&name), "{spelt}");
+            assert!(kept.to_name().eq_case(&LowerName::new(&name)), "{spelt}: lower-cased");
+        }
+        let web = WireName::of(&Name::from_ascii("web.example.org.").expect("name"));
+        assert!(!key("www.example.org.").suffix(0).is(&web));
+        assert!(!key("web.example.org.").suffix(1).is(&web));
+        assert_eq!(std::mem::size_of::<WireName>(), 40, "a node's key stays small");
     }
 
     #[test]

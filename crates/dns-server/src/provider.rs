@@ -156,7 +156,7 @@ impl Provider for DnsServerProvider {
             for node in zone.nodes() {
                 for rrset in node.rrsets() {
                     if let Some((record_type, targets)) = rrset.endpoint_targets() {
-                        let name = codec::name_text(node.name());
+                        let name = codec::name_text(&node.name());
                         let ep = Endpoint::new(&name, record_type, targets.iter().map(|t| t.as_str()))
                             .with_ttl(Ttl(i64::from(rrset.ttl)));
                         endpoints.push(ep);
@@ -204,13 +204,13 @@ impl Provider for DnsServerProvider {
                 let (removed, added) = diffs.entry(zone.lower_origin().clone()).or_default();
                 let old = match op.set {
                     Some(new) => {
-                        added.extend(new.records(&op.owner));
+                        added.extend(new.records(op.owner.clone()));
                         zone.put(&op.owner, new)
                     }
                     None => zone.remove(&op.key, op.record_type),
                 };
                 if let Some(old) = old {
-                    removed.extend(old.records(&op.owner));
+                    removed.extend(old.records(op.owner.clone()));
                 }
             }
         }

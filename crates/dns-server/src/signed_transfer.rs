@@ -9,7 +9,7 @@
 //! with our DS. Names below a delegation (glue) are not authoritative: the chain skips them and their
 //! signatures are not sent.
 
-use hickory_proto::rr::{LowerName, Name, Record, RecordType};
+use hickory_proto::rr::{Name, Record, RecordType};
 
 use crate::zones::Zone;
 
@@ -43,21 +43,22 @@ impl SignedZone {
             .nodes()
             .filter(|n| !n.is_empty_non_terminal())
             .map(|node| {
-                let lower = LowerName::new(node.name());
+                let lower = node.lower_name();
+                let name = node.name().into_owned();
                 NodeCopy {
-                    name: node.name().clone(),
                     cut: node.rrset(RecordType::NS).is_some() && &lower != zone.lower_origin(),
                     records: node
                         .rrsets()
                         .iter()
                         .filter(|s| s.record_type != RecordType::SOA)
-                        .flat_map(|s| s.records(node.name()))
+                        .flat_map(|s| s.records(name.clone()))
                         .collect(),
                     signatures: node
                         .rrsets()
                         .iter()
-                        .flat_map(|s| signing.rrsig_records(&lower, s.record_type, node.name()))
+                        .flat_map(|s| signing.rrsig_records(&lower, s.record_type, &name))
                         .collect(),
+                    name,
                 }
             })
             .collect();
@@ -97,7 +98,7 @@ impl SignedZone {
 mod tests {
     use hickory_proto::dnssec::rdata::{DNSKEY, DNSSECRData, RRSIG};
     use hickory_proto::dnssec::{PublicKey, TBS};
-    use hickory_proto::rr::{DNSClass, RData};
+    use hickory_proto::rr::{DNSClass, LowerName, RData};
 
     use super::*;
     use crate::answer::tests::{a, name, set};

@@ -860,13 +860,13 @@ mod tests {
             let (mut removed, mut added) = (Vec::new(), Vec::new());
             for (owner, ip) in puts {
                 let new = set(vec![a_set(ip)]);
-                added.extend(new.records(&name(owner)));
+                added.extend(new.records(name(owner)));
                 let old = zone.put(&name(owner), new);
-                removed.extend(old.iter().flat_map(|old| old.records(&name(owner)).collect::<Vec<_>>()));
+                removed.extend(old.iter().flat_map(|old| old.records(name(owner)).collect::<Vec<_>>()));
             }
             for owner in removes {
                 let old = zone.remove(&LowerName::new(&name(owner)), RecordType::A);
-                removed.extend(old.iter().flat_map(|old| old.records(&name(owner)).collect::<Vec<_>>()));
+                removed.extend(old.iter().flat_map(|old| old.records(name(owner)).collect::<Vec<_>>()));
             }
             zone.commit(crate::dnssec::now(), removed, added);
         };
@@ -930,7 +930,7 @@ mod tests {
             let old = zone
                 .remove(&LowerName::new(&owner), RecordType::NS)
                 .expect("the delegation");
-            let removed: Vec<Record> = old.records(&owner).collect();
+            let removed: Vec<Record> = old.records(owner.clone()).collect();
             zone.commit(crate::dnssec::now(), removed, Vec::new());
         }
         let set = zones.read();
@@ -953,10 +953,10 @@ mod tests {
             let mut all = zones.write();
             let zone = &mut all.zones_mut()[0];
             let new = set(vec![a_set(if n.is_multiple_of(2) { "192.0.2.1" } else { "192.0.2.2" })]);
-            let added: Vec<Record> = new.records(&owner).collect();
+            let added: Vec<Record> = new.records(owner.clone()).collect();
             let removed: Vec<Record> = zone
                 .put(&owner, new)
-                .map(|old| old.records(&owner).collect())
+                .map(|old| old.records(owner.clone()).collect())
                 .unwrap_or_default();
             zone.commit(crate::dnssec::now(), removed, added);
         };

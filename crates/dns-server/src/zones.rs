@@ -23,6 +23,7 @@
 //! change; a secondary still follows, since each replica's serials only grow.
 
 use crate::serial::{after, at_or_after};
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -35,7 +36,7 @@ use tokio::sync::watch;
 use crate::config::{Limits, ZoneConfig};
 use crate::dnssec::ZoneSigning;
 use crate::keyed_shards::{Keyed, ShardedSet};
-use crate::name_key::{Labels, NameKey};
+use crate::name_key::{Labels, NameKey, WireName};
 use crate::set_data::SetData;
 
 /// Every zone the server answers for, shared by the provider (which writes) and the listeners (which read).
@@ -256,12 +257,13 @@ pub struct Zone {
 /// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
 /// that exists because names below it do (RFC 4592 §2.2.2), answered NODATA, never NXDOMAIN.
 ///
-/// The owner name is held once, lower-cased, as the key the zone finds the node by; the spelling it was
-/// written in is kept beside it only when that differs (a name with capitals), so most nodes hold one name,
-/// not two (a name is 80 bytes).
+/// The owner name is held once, lower-cased in wire form, as the key the zone finds the node by
+/// ([`WireName`]: inside the node for most names); the spelling it was written in is kept beside it only
+/// when that differs (a name with capitals). A node is 80 bytes (it was 120 with hickory's 80-byte name
+/// as its key), for every name a zone serves.
 #[derive(Debug, Clone)]
 pub struct Node {
-    key: LowerName,
+    key: WireName,
     /// The owner name as written, when it is not the key's spelling.
     spelt: Option<Box<Name>>,
     rrsets: Vec<RrSet>,
@@ -270,28 +272,38 @@ pub struct Node {
 }
 
 impl Keyed for Node {
-    type Key = LowerName;
+    type Key = WireName;
 
-    fn key(&self) -> &LowerName {
+    fn key(&self) -> &WireName {
         &self.key
     }
 }
 
 impl Node {
-    /// An empty node at `name`, found by `key` (`name` lower-cased).
-    fn new(name: &Name, key: LowerName) -> Node {
-        let spelt = (!name.eq_case(&key)).then(|| Box::new(name.clone()));
+    /// An empty node at `name`.
+    fn new(name: &Name) -> Node {
+        let key = WireName::of(name);
+        let spelt_alike = name.is_fqdn() && name.iter().flatten().all(|b| !b.is_ascii_uppercase());
         Node {
             key,
-            spelt,
+            spelt: (!spelt_alike).then(|| Box::new(name.clone())),
             rrsets: Vec::new(),
             children: 0,
         }
     }
 
-    /// The owner name, spelt as it was written.
-    pub fn name(&self) -> &Name {
-        self.spelt.as_deref().unwrap_or(&self.key)
+    /// The owner name, spelt as it was written: made from the key for a name written in lower case
+    /// (no heap for a name of up to 32 letters, as hickory keeps those inline).
+    pub fn name(&self) -> Cow<'_, Name> {
+        match &self.spelt {
+            Some(name) => Cow::Borrowed(name),
+            None => Cow::Owned(self.key.to_name()),
+        }
+    }
+
+    /// The owner name lower-cased, as the signatures of its sets are keyed.
+    pub fn lower_name(&self) -> LowerName {
+        self.key.to_lower_name()
     }
 
     /// The record set of this type, if any.
@@ -400,7 +412,7 @@ impl RrSet {
     }
 
     /// The set as records owned by `name`.
-    pub fn records<'a>(&'a self, name: &'a Name) -> impl Iterator<Item = Record> + 'a {
+    pub fn records(&self, name: Name) -> impl Iterator<Item = Record> + '_ {
         self.data
             .iter()
             .map(move |d| Record::from_rdata(name.clone(), self.ttl, d.into_owned()))
@@ -584,18 +596,12 @@ impl Zone {
 
     /// The node at exactly this name.
     pub fn node(&self, name: &LowerName) -> Option<&Node> {
-        self.nodes.get(name)
+        self.nodes.get(&WireName::of(name))
     }
 
-    /// The node at exactly this name, with the lower-cased name it is kept under (what its sets'
-    /// signatures are keyed by), so an answer can name them without lower-casing the name again.
-    pub fn node_entry(&self, name: &LowerName) -> Option<(&LowerName, &Node)> {
-        self.nodes.get(name).map(|n| (&n.key, n))
-    }
-
-    /// [`Zone::node_entry`] for a name held as a query's name is ([`Labels`]).
-    pub(crate) fn node_at(&self, name: Labels<'_>) -> Option<(&LowerName, &Node)> {
-        self.nodes.find(&name).map(|n| (&n.key, n))
+    /// [`Zone::node`] for a name held as a query's name is ([`Labels`]).
+    pub(crate) fn node_at(&self, name: Labels<'_>) -> Option<&Node> {
+        self.nodes.find(&name)
     }
 
     /// Every node, in no order.
@@ -609,7 +615,7 @@ impl Zone {
             n.rrsets
                 .iter()
                 .filter(|r| r.record_type != RecordType::SOA)
-                .flat_map(move |r| r.records(n.name()))
+                .flat_map(move |r| r.records(n.name().into_owned()))
         })
     }
 
@@ -658,12 +664,12 @@ impl Zone {
         let mut removed = Vec::new();
         for record_type in [RecordType::DNSKEY, RecordType::CDS, RecordType::CDNSKEY] {
             if let Some(old) = self.remove(&self.origin.clone(), record_type) {
-                removed.extend(old.records(&apex));
+                removed.extend(old.records(apex.clone()));
             }
         }
         let mut added = Vec::new();
         for set in self.key_sets() {
-            added.extend(set.records(&apex));
+            added.extend(set.records(apex.clone()));
             self.put(&apex, set);
         }
         self.commit(now, removed, added);
@@ -704,14 +710,17 @@ impl Zone {
             self.resigned += usize::from(resigned);
             return Ok(resigned);
         }
-        let (Some(node), Some(signing)) = (self.nodes.get(name), self.signing.as_mut().map(Arc::make_mut)) else {
+        let (Some(node), Some(signing)) = (
+            self.nodes.get(&WireName::of(name)),
+            self.signing.as_mut().map(Arc::make_mut),
+        ) else {
             return Ok(false);
         };
         let Some(set) = node.rrset(record_type) else {
             signing.forget(name, record_type);
             return Ok(false);
         };
-        signing.sign_set(node.name(), set.ttl, &set.data.to_vec(), now)?;
+        signing.sign_set(&node.name(), set.ttl, &set.data.to_vec(), now)?;
         self.resigned += 1;
         Ok(true)
     }
@@ -719,7 +728,7 @@ impl Zone {
     /// Checks that a change of the set (`name`, `record_type`) may be made: `exists` says what the change
     /// expects (`Some(true)`: an update or delete, `Some(false)`: a create).
     pub(crate) fn check(&self, name: &LowerName, record_type: RecordType, create: bool) -> Result<(), ChangeError> {
-        let node = self.nodes.get(name);
+        let node = self.nodes.get(&WireName::of(name));
         let current = node.and_then(|n| n.rrset(record_type));
         if current.is_some_and(|s| !s.is_managed()) {
             return Err(ChangeError::Configured);
@@ -756,7 +765,7 @@ impl Zone {
     /// length here (it grew by four), as a set's data is by [`SetData`] (a vector collected through a
     /// `Result` came with room for four 184-byte `RData`s); together that was half of the zone's memory.
     pub(crate) fn put(&mut self, name: &Name, set: RrSet) -> Option<RrSet> {
-        let key = LowerName::new(name);
+        let key = WireName::of(name);
         if !self.nodes.contains_key(&key) {
             self.add_node(name);
         }
@@ -776,7 +785,7 @@ impl Zone {
             self.records -= old.data.len();
             self.settling.subtract(name, old);
         }
-        self.relink(&key);
+        self.relink(&LowerName::new(name));
         old
     }
 
@@ -805,11 +814,12 @@ impl Zone {
 
     /// Removes the record set of this name and type (and the nodes left empty with nothing below them).
     pub(crate) fn remove(&mut self, name: &LowerName, record_type: RecordType) -> Option<RrSet> {
-        let node = self.nodes.get_mut(name)?;
+        let key = WireName::of(name);
+        let node = self.nodes.get_mut(&key)?;
         let at = node.rrsets.iter().position(|r| r.record_type == record_type)?;
         let old = node.rrsets.remove(at);
         self.records -= old.data.len();
-        let owner = node.name().clone();
+        let owner = node.name().into_owned();
         self.settling.subtract(&owner, &old);
         if let Some(signing) = self.signing.as_mut().map(Arc::make_mut) {
             signing.forget(name, record_type);
@@ -917,14 +927,14 @@ impl Zone {
         let soa = RData::SOA(self.soa_data());
         if let Some(set) = self
             .nodes
-            .get_mut(&self.origin)
+            .get_mut(&WireName::of(&self.origin))
             .and_then(|n| n.rrsets.iter_mut().find(|r| r.record_type == RecordType::SOA))
         {
             set.data = vec![soa].into();
         }
         if let Some(set) = self
             .nodes
-            .get(&self.origin)
+            .get(&WireName::of(&self.origin))
             .and_then(|n| n.rrset(RecordType::SOA))
             .cloned()
         {
@@ -955,13 +965,12 @@ impl Zone {
     }
 
     fn add_node(&mut self, name: &Name) {
-        let key = LowerName::new(name);
-        self.nodes.insert(Node::new(name, key.clone()));
-        if key == self.origin {
+        self.nodes.insert(Node::new(name));
+        if LowerName::new(name) == self.origin {
             return;
         }
         let parent = name.base_name();
-        let parent_key = LowerName::new(&parent);
+        let parent_key = WireName::of(&parent);
         if !self.nodes.contains_key(&parent_key) {
             self.add_node(&parent);
         }
@@ -972,13 +981,14 @@ impl Zone {
 
     fn prune(&mut self, mut key: LowerName) {
         while key != self.origin {
-            let Some(node) = self.nodes.get(&key) else { return };
+            let wire = WireName::of(&key);
+            let Some(node) = self.nodes.get(&wire) else { return };
             if !node.rrsets.is_empty() || node.children > 0 {
                 return;
             }
-            self.nodes.remove(&key);
+            self.nodes.remove(&wire);
             key = key.base_name();
-            if let Some(p) = self.nodes.get_mut(&key) {
+            if let Some(p) = self.nodes.get_mut(&WireName::of(&key)) {
                 p.children = p.children.saturating_sub(1);
             }
         }
@@ -991,21 +1001,24 @@ struct ChainView<'a>(&'a ShardedSet<Node>);
 impl crate::dnssec::ZoneNames for ChainView<'_> {
     fn types(&self, name: &LowerName) -> Vec<RecordType> {
         self.0
-            .get(name)
+            .get(&WireName::of(name))
             .map(|n| n.rrsets.iter().map(|s| s.record_type).collect())
             .unwrap_or_default()
     }
 
     fn has(&self, name: &LowerName, record_type: RecordType) -> bool {
-        self.0.get(name).is_some_and(|n| n.rrset(record_type).is_some())
+        self.0
+            .get(&WireName::of(name))
+            .is_some_and(|n| n.rrset(record_type).is_some())
     }
 
     fn below(&self, name: &LowerName) -> Vec<LowerName> {
         // Only when a delegation goes: a walk of the zone, as rare as that.
         self.0
-            .iter()
-            .filter(|(key, node)| *key != name && name.zone_of(key) && !node.rrsets.is_empty())
-            .map(|(key, _)| key.clone())
+            .values()
+            .filter(|node| !node.rrsets.is_empty())
+            .map(Node::lower_name)
+            .filter(|key| key != name && name.zone_of(key))
             .collect()
     }
 }
@@ -1295,10 +1308,11 @@ pub(crate) mod tests {
         let spelt = Name::from_ascii("Web.Sub.example.org.").expect("name");
         zone.put(&spelt, a("192.0.2.1"));
         zone.put(&Name::from_str("plain.example.org.").expect("name"), a("192.0.2.2"));
-        let (key, node) = zone
-            .node_entry(&lower("web.sub.example.org."))
+        let node = zone
+            .node(&lower("web.sub.example.org."))
             .expect("found by its lower-cased name");
-        assert_eq!(key, &lower("web.sub.example.org."));
+        assert_eq!(node.lower_name(), lower("web.sub.example.org."));
+        assert_eq!(node.key.wire(), b"\x03web\x03sub\x07example\x03org\x00");
         assert_eq!(node.name().to_ascii(), "Web.Sub.example.org.", "served as written");
         assert!(node.spelt.is_some());
         let parent = zone
