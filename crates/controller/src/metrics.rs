@@ -861,10 +861,7 @@ mod tests {
                 })
                 .collect(),
         };
-        let published = NameState::Published {
-            provider: "p".into(),
-            zone: None,
-        };
+        let published = NameState::published("p", None);
         let web = ObjectKey::new(ResourceKind::Service, "shop", "web");
         let site = ObjectKey::new(ResourceKind::Ingress, "shop", "site");
         m.fold_names(
@@ -913,10 +910,7 @@ mod tests {
                 name: name.into(),
                 record_type: "A".into(),
                 set_identifier: Box::default(),
-                state: NameState::Published {
-                    provider: provider.into(),
-                    zone: None,
-                },
+                state: NameState::published(provider, None),
             }],
         };
         for (label, name) in [

@@ -29,9 +29,9 @@ use tokio::sync::watch;
 pub enum Party {
     /// Another object asks for the same name and type and holds it (its `resource` label, e.g.
     /// `service/shop/web`; empty when the record names none).
-    Object(String),
+    Object(Box<str>),
     /// The record in the zone belongs to another owner id (empty: a record with no owner at all).
-    Owner(String),
+    Owner(Box<str>),
 }
 
 impl std::fmt::Display for Party {
@@ -46,33 +46,35 @@ impl std::fmt::Display for Party {
 }
 
 /// Where one name stands, with what the user needs to act on it.
+///
+/// 24 bytes: the book keeps one per name asked for, for as long as it is asked for (issue 49: the whole
+/// process's memory per record), so each variant holds at most one boxed string or one pointer, and a
+/// published name shares its provider and zone with every name of the zone ([`PublishedIn`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "reason")]
 pub enum NameState {
     /// The record is in the zone as asked.
     Published {
-        /// The provider that holds it (`--provider`); one string shared by every outcome of a sync.
-        provider: Arc<str>,
-        /// The zone (the provider's domain filter include) the name falls in, when it has one; shared by
-        /// the outcomes in the zone, as every name of a zone has the same ([`SharedZones`]).
-        zone: Option<Arc<str>>,
+        /// Where; one value shared by every outcome of a sync in the zone.
+        #[serde(flatten)]
+        at: Arc<PublishedIn>,
     },
     /// Asked for, not written yet (a dry run, the deletion guard, or a write still to come).
     Pending,
     /// Someone else holds the name.
     Conflict {
         /// Who.
-        with: Party,
+        with: Box<Party>,
     },
     /// Part of the object is invalid; this name's record is kept as it was.
     Invalid {
         /// What is wrong, naming the field (as the source said it).
-        field: String,
+        field: Box<str>,
     },
     /// The provider would not take the record.
     Refused {
         /// What the provider said.
-        error: String,
+        error: Box<str>,
     },
     /// A flag keeps the name out of the plan.
     Filtered {
@@ -82,8 +84,17 @@ pub enum NameState {
     /// The object could not be evaluated: its records are kept as they are.
     Held {
         /// Why, as the source said it.
-        why: String,
+        why: Box<str>,
     },
+}
+
+/// Where a published name is: the provider and zone holding it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PublishedIn {
+    /// The provider that holds it (`--provider`).
+    pub provider: String,
+    /// The zone (the provider's domain filter include) the name falls in, when it has one.
+    pub zone: Option<String>,
 }
 
 /// The state without its detail: the condition reason and the summary's key.
@@ -137,6 +148,22 @@ impl Reason {
 }
 
 impl NameState {
+    /// Published by `provider`, in `zone` if it has one (one value per name: the book's syncs share one
+    /// per zone instead).
+    pub fn published(provider: &str, zone: Option<&str>) -> NameState {
+        NameState::Published {
+            at: Arc::new(PublishedIn {
+                provider: provider.to_string(),
+                zone: zone.map(str::to_string),
+            }),
+        }
+    }
+
+    /// In conflict with `party`.
+    pub fn conflict(party: Party) -> NameState {
+        NameState::Conflict { with: Box::new(party) }
+    }
+
     /// The reason alone.
     pub fn reason(&self) -> Reason {
         match self {
@@ -154,11 +181,10 @@ impl NameState {
 impl std::fmt::Display for NameState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NameState::Published {
-                provider,
-                zone: Some(z),
-            } => write!(f, "published by {provider} in zone {z}"),
-            NameState::Published { provider, zone: None } => write!(f, "published by {provider}"),
+            NameState::Published { at } => match &at.zone {
+                Some(z) => write!(f, "published by {} in zone {z}", at.provider),
+                None => write!(f, "published by {}", at.provider),
+            },
             NameState::Pending => f.write_str("not written yet"),
             NameState::Conflict { with } => write!(f, "held by {with}"),
             NameState::Invalid { field } => write!(f, "invalid: {field}"),
@@ -626,9 +652,9 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
     for a in facts.asked {
         let row = row_of(&a.name, &a.record_type, &a.set_identifier);
         let state = match holder.get(&row) {
-            Some(resource) if would_write.contains(&row) && *resource != a.resource => NameState::Conflict {
-                with: Party::Object(resource.clone()),
-            },
+            Some(resource) if would_write.contains(&row) && *resource != a.resource => {
+                NameState::conflict(Party::Object(resource.as_str().into()))
+            }
             _ if would_write.contains(&row) => NameState::Pending,
             _ => state_of(facts, a, &row, &holder, &foreign, &refused, &mut shared),
         };
@@ -662,64 +688,61 @@ fn state_of(
     holder: &BTreeMap<Row, String>,
     foreign: &BTreeMap<String, String>,
     refused: &BTreeMap<Row, String>,
-    shared: &mut SharedNames,
+    shared: &mut SharedNames<'_>,
 ) -> NameState {
     if let Some(flag) = filtered_by(facts.plan, facts.provider_filter, &a.name, &a.record_type) {
         return NameState::Filtered { flag };
     }
     if let Some(error) = refused.get(row) {
-        return NameState::Refused { error: error.clone() };
+        return NameState::Refused {
+            error: error.as_str().into(),
+        };
     }
     match holder.get(row) {
         Some(resource) if *resource == a.resource => shared.published(facts.provider_filter, &a.name),
-        Some(resource) => NameState::Conflict {
-            with: Party::Object(resource.clone()),
-        },
+        Some(resource) => NameState::conflict(Party::Object(resource.as_str().into())),
         None => match foreign.get(&row.0) {
-            Some(other) => NameState::Conflict {
-                with: Party::Owner(other.clone()),
-            },
+            Some(other) => NameState::conflict(Party::Owner(other.as_str().into())),
             None => match cname_blocked_by(a, row, holder) {
-                Some(resource) => NameState::Conflict {
-                    with: Party::Object(resource.clone()),
-                },
+                Some(resource) => NameState::conflict(Party::Object(resource.as_str().into())),
                 None => NameState::Pending,
             },
         },
     }
 }
 
-/// The provider's name and zones as the outcomes of one sync share them: one string each rather than one
-/// per published name, which the book keeps an outcome for (`tests/name_status_memory.rs`).
-struct SharedNames {
-    provider: Arc<str>,
-    /// The zones named so far: a provider has a handful, so a scan finds one.
-    zones: Vec<Arc<str>>,
+/// The provider and zones as the outcomes of one sync share them: one value per zone rather than one per
+/// published name, which the book keeps an outcome for (`tests/name_status_memory.rs`).
+struct SharedNames<'p> {
+    provider: &'p str,
+    /// The places named so far: a provider has a handful of zones, so a scan finds one.
+    places: Vec<Arc<PublishedIn>>,
 }
 
-impl SharedNames {
-    fn new(provider: &str) -> SharedNames {
+impl<'p> SharedNames<'p> {
+    fn new(provider: &'p str) -> SharedNames<'p> {
         SharedNames {
-            provider: provider.into(),
-            zones: Vec::new(),
+            provider,
+            places: Vec::new(),
         }
     }
 
     /// `name` published by the provider, in its zone.
     fn published(&mut self, provider_zones: &DomainFilter, name: &str) -> NameState {
-        NameState::Published {
-            provider: Arc::clone(&self.provider),
-            zone: zone_of(provider_zones, name).map(|z| self.zone(&z)),
-        }
-    }
-
-    fn zone(&mut self, zone: &str) -> Arc<str> {
-        if let Some(known) = self.zones.iter().find(|z| ***z == *zone) {
-            return Arc::clone(known);
-        }
-        let new: Arc<str> = zone.into();
-        self.zones.push(Arc::clone(&new));
-        new
+        let zone = zone_of(provider_zones, name);
+        let known = self.places.iter().find(|p| p.zone == zone);
+        let at = match known {
+            Some(at) => Arc::clone(at),
+            None => {
+                let at = Arc::new(PublishedIn {
+                    provider: self.provider.to_string(),
+                    zone,
+                });
+                self.places.push(Arc::clone(&at));
+                at
+            }
+        };
+        NameState::Published { at }
     }
 }
 
@@ -807,9 +830,13 @@ fn held_names(facts: &SyncFacts<'_>, out: &mut BTreeMap<ObjectKey, ObjectNames>)
                     if !part.keeps(&e.dns_name, &e.record_type, false) {
                         continue;
                     }
-                    NameState::Invalid { field: why.clone() }
+                    NameState::Invalid {
+                        field: why.as_str().into(),
+                    }
                 }
-                _ => NameState::Held { why: why.clone() },
+                _ => NameState::Held {
+                    why: why.as_str().into(),
+                },
             };
             any = true;
             push(
@@ -824,8 +851,8 @@ fn held_names(facts: &SyncFacts<'_>, out: &mut BTreeMap<ObjectKey, ObjectNames>)
         }
         if !any {
             let state = match held {
-                Some(Held::Part(_)) => NameState::Invalid { field: why },
-                _ => NameState::Held { why },
+                Some(Held::Part(_)) => NameState::Invalid { field: why.into() },
+                _ => NameState::Held { why: why.into() },
             };
             push(out, facts, key, String::new(), RecordType::from(""), "", state);
         }
@@ -948,10 +975,7 @@ mod tests {
         case.applied = vec![Change::Create(desired("web", "web.sub.example.org", "192.0.2.1"))];
         assert_eq!(
             state(&case.run(), "web", "web.sub.example.org"),
-            NameState::Published {
-                provider: "rfc2136".into(),
-                zone: Some("sub.example.org".into())
-            }
+            NameState::published("rfc2136", Some("sub.example.org"))
         );
         // Already there and ours: published without a write.
         let mut case = Case::new(vec![desired("web", "web.example.org", "192.0.2.1")]);
@@ -976,9 +1000,7 @@ mod tests {
         assert_eq!(state(&out, "a", "web.example.org").reason(), Reason::Published);
         assert_eq!(
             state(&out, "b", "web.example.org"),
-            NameState::Conflict {
-                with: Party::Object("service/shop/a".into())
-            }
+            NameState::conflict(Party::Object("service/shop/a".into()))
         );
     }
 
@@ -993,9 +1015,7 @@ mod tests {
         assert_eq!(state(&out, "a", "web.example.org"), NameState::Pending);
         assert_eq!(
             state(&out, "b", "web.example.org"),
-            NameState::Conflict {
-                with: Party::Object("service/shop/a".into())
-            }
+            NameState::conflict(Party::Object("service/shop/a".into()))
         );
     }
 
@@ -1009,9 +1029,7 @@ mod tests {
         assert_eq!(state(&out, "web", "web.example.org"), NameState::Pending);
         assert_eq!(
             state(&out, "alias", "web.example.org"),
-            NameState::Conflict {
-                with: Party::Object("service/shop/web".into())
-            }
+            NameState::conflict(Party::Object("service/shop/web".into()))
         );
     }
 
@@ -1025,9 +1043,7 @@ mod tests {
         assert_eq!(state(&out, "web", "web.example.org").reason(), Reason::Published);
         assert_eq!(
             state(&out, "alias", "web.example.org"),
-            NameState::Conflict {
-                with: Party::Object("service/shop/web".into())
-            }
+            NameState::conflict(Party::Object("service/shop/web".into()))
         );
     }
 
@@ -1037,9 +1053,7 @@ mod tests {
         case.current = vec![record("other", "web.example.org", "cluster-b")];
         assert_eq!(
             state(&case.run(), "web", "web.example.org"),
-            NameState::Conflict {
-                with: Party::Owner("cluster-b".into())
-            }
+            NameState::conflict(Party::Owner("cluster-b".into()))
         );
     }
 
@@ -1139,10 +1153,7 @@ mod tests {
         book.fold(BTreeMap::from([(svc("web"), web)]), None);
         assert!(!rx.has_changed().unwrap_or(true));
         assert!(folds.has_changed().unwrap_or(false), "every fold is a sync done");
-        let published = NameState::Published {
-            provider: "p".into(),
-            zone: None,
-        };
+        let published = NameState::published("p", None);
         let update = ObjectNames {
             uid: None,
             names: vec![outcome("a.example.org", published.clone())],
@@ -1205,10 +1216,7 @@ mod tests {
         assert_eq!(count(&book, Reason::Pending), 100);
         // One name planned: its object's outcome replaced, the 99 others the very same allocations.
         let planned = BTreeSet::from(["s7.example.org".to_string()]);
-        let published = NameState::Published {
-            provider: "p".into(),
-            zone: None,
-        };
+        let published = NameState::published("p", None);
         let update = BTreeMap::from([(svc("s7"), one("s7.example.org", published.clone()))]);
         assert!(book.fold(update.clone(), Some(&planned)));
         let shared = book
@@ -1281,10 +1289,7 @@ mod tests {
             "every object keeps its shared names"
         );
         // One child's object changes: only it gets new names.
-        let published = NameState::Published {
-            provider: "p".into(),
-            zone: None,
-        };
+        let published = NameState::published("p", None);
         let mut changed = child(&["a", "b"]);
         let planned = BTreeSet::from(["b.example.org".to_string()]);
         changed.fold(

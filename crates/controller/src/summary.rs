@@ -225,19 +225,14 @@ mod tests {
             set_identifier: Box::default(),
             state,
         };
-        let published = NameState::Published {
-            provider: "rfc2136".into(),
-            zone: None,
-        };
+        let published = NameState::published("rfc2136", None);
         let mut update = BTreeMap::new();
         for i in 0..5 {
             let names = vec![
                 outcome(format!("ok{i}.example.org"), published.clone()),
                 outcome(
                     format!("taken{i}.example.org"),
-                    NameState::Conflict {
-                        with: Party::Owner("b".into()),
-                    },
+                    NameState::conflict(Party::Owner("b".into())),
                 ),
             ];
             update.insert(

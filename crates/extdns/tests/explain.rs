@@ -109,10 +109,7 @@ async fn a_name_not_written_yet_is_pending_then_published_with_its_owner() -> Re
     let name = &e.names[0];
     assert_eq!(
         *asker(&e, "service/default/web"),
-        NameState::Published {
-            provider: "inmemory".into(),
-            zone: Some("example.com".into())
-        }
+        NameState::published("inmemory", Some("example.com"))
     );
     let owners: Vec<_> = name
         .records
@@ -146,9 +143,7 @@ async fn a_name_another_object_holds_is_a_conflict_naming_that_object() -> Resul
         assert_eq!(asker(&e, "service/default/a").reason(), holder, "{}", render_table(&e));
         assert_eq!(
             *asker(&e, "service/default/b"),
-            NameState::Conflict {
-                with: Party::Object("service/default/a".into())
-            },
+            NameState::conflict(Party::Object("service/default/a".into())),
             "synced: {synced}"
         );
         assert!(!e.published);
@@ -183,9 +178,7 @@ async fn a_record_of_another_owner_is_a_conflict_naming_that_owner() -> Result<(
     let e = explain_with(&f, dyn_provider(&provider), "taken.example.com").await?;
     assert_eq!(
         *asker(&e, "service/default/web"),
-        NameState::Conflict {
-            with: Party::Owner("cluster-b".into())
-        }
+        NameState::conflict(Party::Owner("cluster-b".into()))
     );
     let owners: Vec<_> = e.names[0].records.iter().map(|r| r.owner.clone()).collect();
     assert_eq!(owners, [Some("cluster-b".to_string())]);

@@ -315,9 +315,7 @@ mod tests {
 
         let ok = object(vec![entry("192.0.2.1")], 1, None);
         let plan = PlanConfig::default();
-        let conflict = names(NameState::Conflict {
-            with: Party::Object("service/ns/web".into()),
-        });
+        let conflict = names(NameState::conflict(Party::Object("service/ns/web".into())));
         let c = conditions_with(&ok, &SyncStatus::default(), &plan, Some(&conflict));
         assert_conditions(
             &c,

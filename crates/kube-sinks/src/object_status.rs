@@ -675,10 +675,7 @@ mod tests {
     }
 
     fn published() -> NameState {
-        NameState::Published {
-            provider: "rfc2136".into(),
-            zone: Some("example.org".into()),
-        }
+        NameState::published("rfc2136", Some("example.org"))
     }
 
     /// The statuses of `count` Services and one Ingress and one DNSEndpoint, each in `state`.
@@ -719,9 +716,7 @@ mod tests {
         w.drain(Instant::now()).await;
         assert!(api.take().is_empty());
         // A conflict: every object again, with its new reason.
-        let conflict = NameState::Conflict {
-            with: Party::Owner("b".into()),
-        };
+        let conflict = NameState::conflict(Party::Owner("b".into()));
         w.consider(&statuses(2, conflict));
         w.drain(Instant::now()).await;
         let again = api.take();
