@@ -11,6 +11,7 @@ use hickory_proto::op::Message;
 use hickory_proto::rr::{LowerName, Name, RecordType};
 
 use crate::dnssec::{Link, Signature, ZoneSigning};
+use crate::name_key::WireName;
 use crate::zones::{Node, Zone};
 
 /// Record sets an answer can hold: one per link of the longest CNAME chain followed.
@@ -145,7 +146,7 @@ pub(crate) fn dnssec_records<'z>(
     let mut records = DnssecRecords::default();
     ctx.sign_answers(&proof.sets, response, &mut records);
     match &proof.denial {
-        Some(Denial::Unsigned(cut)) => records.add_nsec(signing.link_at(&cut.lower_name())),
+        Some(Denial::Unsigned(cut)) => records.add_nsec(signing.link_at(cut.wire_name())),
         Some(Denial::NoName(last)) => {
             // RFC 4035 §3.1.3.2: the NSEC covering the name, and the one covering the wildcard of its
             // closest encloser, which could have answered for it.
@@ -159,17 +160,18 @@ pub(crate) fn dnssec_records<'z>(
         Some(Denial::NoType(last, node)) => {
             ctx.sign_soa(response, &mut records);
             let asked = LowerName::new(last);
-            let at = node.lower_name();
-            if at != asked {
+            let asked_wire = WireName::of(last);
+            let at = node.wire_name();
+            if *at != asked_wire {
                 // A wildcard's NODATA (RFC 4035 §3.1.3.4): the name asked does not exist, the wildcard
                 // lacks the type.
                 records.add_nsec(signing.link_covering(&asked));
-                records.add_nsec(signing.link_at(&at));
+                records.add_nsec(signing.link_at(at));
             } else if node.is_empty_non_terminal() {
                 // No NSEC at an empty non-terminal: the one covering it, whose next name is below it.
                 records.add_nsec(signing.link_covering(&asked));
             } else {
-                records.add_nsec(signing.link_at(&asked));
+                records.add_nsec(signing.link_at(&asked_wire));
             }
         }
         None => {}
@@ -194,7 +196,7 @@ impl<'z> Ctx<'z> {
             start += set.records;
             if let Some(signature) = self
                 .signing
-                .stored_signature(&set.signed_as.lower_name(), set.record_type)
+                .stored_signature(set.signed_as.wire_name(), set.record_type)
             {
                 records.sign_answer(start - 1, signature);
             }
@@ -211,7 +213,7 @@ impl<'z> Ctx<'z> {
         let Some(soa) = response.authorities.iter().find(|r| r.record_type() == RecordType::SOA) else {
             return;
         };
-        if let Some(signature) = self.signing.stored_signature(self.zone.lower_origin(), RecordType::SOA) {
+        if let Some(signature) = self.signing.stored_signature(self.signing.apex(), RecordType::SOA) {
             records.add_authority(AuthorityRecord::Signature {
                 owner: self.zone.origin(),
                 ttl: soa.ttl,

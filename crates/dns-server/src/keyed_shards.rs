@@ -21,7 +21,9 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use foldhash::fast::RandomState;
-use hickory_proto::rr::{LowerName, RecordType};
+use hickory_proto::rr::RecordType;
+
+use crate::name_key::WireName;
 
 /// Shards per map: a change to a zone of N names copies about N / 1024 of them, and an empty map costs
 /// the pointers alone (an empty shard allocates nothing).
@@ -36,27 +38,14 @@ pub(crate) trait ShardKey {
     fn same(&self, other: &Self) -> bool;
 }
 
-/// How a name's labels are hashed, lower-cased already: each label's length, so labels cannot run together,
-/// then its bytes. One function for the key and for what stands in for it ([`Probe`]), so the two cannot
-/// drift apart and miss each other.
-pub(crate) fn hash_labels<'l>(labels: impl Iterator<Item = &'l [u8]>, state: &mut impl Hasher) {
-    for label in labels {
-        state.write_u8(label.len() as u8);
-        state.write(label);
-    }
+/// How a name is hashed: its wire form, lower-cased already (each label's length before its bytes, so
+/// labels cannot run together). One function for the key and for what stands in for it ([`Probe`]), so
+/// the two cannot drift apart and miss each other.
+pub(crate) fn hash_wire(wire: &[u8], state: &mut impl Hasher) {
+    state.write(wire);
 }
 
-impl ShardKey for LowerName {
-    fn hash_into(&self, state: &mut impl Hasher) {
-        hash_labels(self.iter(), state);
-    }
-
-    fn same(&self, other: &Self) -> bool {
-        self.is_fqdn() == other.is_fqdn() && self.iter().eq(other.iter())
-    }
-}
-
-impl ShardKey for (LowerName, RecordType) {
+impl ShardKey for (WireName, RecordType) {
     fn hash_into(&self, state: &mut impl Hasher) {
         self.0.hash_into(state);
         state.write_u16(u16::from(self.1));
@@ -67,14 +56,14 @@ impl ShardKey for (LowerName, RecordType) {
     }
 }
 
-/// A record set's key borrowed, name and type: looked up without copying the name (80 bytes) into a key.
-impl Probe<(LowerName, RecordType)> for (&LowerName, RecordType) {
+/// A signature's key borrowed, owner and type: looked up without copying the owner.
+impl Probe<(WireName, RecordType)> for (&WireName, RecordType) {
     fn hash_into(&self, state: &mut impl Hasher) {
         ShardKey::hash_into(self.0, state);
         state.write_u16(u16::from(self.1));
     }
 
-    fn is(&self, key: &(LowerName, RecordType)) -> bool {
+    fn is(&self, key: &(WireName, RecordType)) -> bool {
         self.1 == key.1 && self.0.same(&key.0)
     }
 }
@@ -300,6 +289,27 @@ impl<V: Keyed + Clone> ShardedSet<V> {
             .map(|(a, b)| (a.entries.as_slice(), b.entries.as_slice()))
     }
 
+    /// The entries that differ between `old` and `self` (copies of one set): each as it is in `old` and
+    /// in `self` (`None` where its key is absent). Only the shards the two do not share are walked; an
+    /// entry of such a shard that the copy left alone comes on both sides, equal.
+    pub(crate) fn changes_since<'a>(&'a self, old: &'a Self) -> Vec<(Option<&'a V>, Option<&'a V>)> {
+        let mut changes = Vec::new();
+        for (new_entries, old_entries) in self.unshared(old) {
+            // A shard of a large zone holds a thousand entries or more: each key is found on the other
+            // side by its hash (the copies share the hasher) and a binary search, not a scan, which
+            // would make a renewal round's IXFR quadratic in the shard's size.
+            for entry in old_entries {
+                changes.push((Some(entry), self.get(entry.key())));
+            }
+            for entry in new_entries {
+                if old.get(entry.key()).is_none() {
+                    changes.push((None, Some(entry)));
+                }
+            }
+        }
+        changes
+    }
+
     /// How many shards `self` and `other` hold at the same address: what a copy did not change.
     #[cfg(test)]
     pub(crate) fn shared_shards(&self, other: &Self) -> usize {
@@ -396,19 +406,20 @@ mod tests {
         );
     }
 
-    /// A name key is its labels: the same labels are one key, whatever the spelling they were made from;
-    /// labels that split the same letters differently, or a relative name beside its absolute one, are not.
+    /// A name key is its labels: the same labels are one key, whatever the spelling they were made from
+    /// (a relative name taken as the absolute one, as the zone's names all are); labels that split the
+    /// same letters differently are not.
     #[test]
     fn names_are_found_by_their_labels() {
-        let name = |s: &str| LowerName::new(&s.parse().expect("a name"));
-        let mut map: ShardedSet<(LowerName, u32)> = ShardedSet::new();
-        for (i, n) in ["ab.c.", "a.bc.", "abc.", "ab.c"].into_iter().enumerate() {
+        let name = |s: &str| WireName::of(&s.parse().expect("a name"));
+        let mut map: ShardedSet<(WireName, u32)> = ShardedSet::new();
+        for (i, n) in ["ab.c.", "a.bc.", "abc."].into_iter().enumerate() {
             assert_eq!(map.insert((name(n), i as u32)), None, "{n} is a key of its own");
         }
         assert_eq!(map.get(&name("AB.c.")).map(|(_, i)| *i), Some(0));
         assert_eq!(map.get(&name("a.BC.")).map(|(_, i)| *i), Some(1));
         assert_eq!(map.get(&name("abc.")).map(|(_, i)| *i), Some(2));
-        assert_eq!(map.get(&name("ab.c")).map(|(_, i)| *i), Some(3));
+        assert_eq!(map.get(&name("ab.c")).map(|(_, i)| *i), Some(0));
         assert!(map.get(&name("a.b.c.")).is_none());
         let typed = (name("ab.c."), RecordType::A);
         assert!(typed.same(&(name("AB.C."), RecordType::A)));

@@ -11,7 +11,7 @@ use std::hash::Hasher;
 
 use hickory_proto::rr::{LowerName, Name};
 
-use crate::keyed_shards::{Probe, ShardKey, hash_labels};
+use crate::keyed_shards::{Probe, ShardKey, hash_wire};
 
 /// The longest name on the wire (RFC 1035 §2.3.4), its root byte included.
 const MAX_WIRE: usize = 255;
@@ -152,7 +152,7 @@ impl NameKey {
     /// Whether this name is `origin` or below it.
     pub(crate) fn is_within(&self, origin: &LowerName) -> bool {
         let count = origin.iter().len();
-        count <= self.labels() && self.suffix(self.labels() - count).is(origin)
+        count <= self.labels() && origin.is_fqdn() && self.suffix(self.labels() - count).iter().eq(origin.iter())
     }
 }
 
@@ -205,16 +205,6 @@ impl<'a> Labels<'a> {
             [1, b'*', ..] => self.labels - 1,
             _ => self.labels,
         }
-    }
-}
-
-impl Probe<LowerName> for Labels<'_> {
-    fn hash_into(&self, state: &mut impl Hasher) {
-        hash_labels(self.iter(), state);
-    }
-
-    fn is(&self, key: &LowerName) -> bool {
-        key.is_fqdn() && key.iter().eq(self.iter())
     }
 }
 
@@ -292,9 +282,74 @@ impl WireName {
     }
 }
 
+impl WireName {
+    /// Whether this name is `ancestor` or below it (on label boundaries).
+    pub(crate) fn is_within(&self, ancestor: &WireName) -> bool {
+        let (wire, tail) = (self.wire(), ancestor.wire());
+        let Some(from) = wire.len().checked_sub(tail.len()) else {
+            return false;
+        };
+        wire.get(from..) == Some(tail) && label_starts(wire).any(|start| start == from)
+    }
+}
+
+/// Where each label of `wire` starts, the root's zero byte last.
+fn label_starts(wire: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    let mut at = Some(0);
+    std::iter::from_fn(move || {
+        let start = at?;
+        let length = usize::from(*wire.get(start)?);
+        at = (length > 0).then_some(start + 1 + length);
+        Some(start)
+    })
+}
+
+/// DNSSEC's canonical order (RFC 4034 §6.1): label by label from the root, each label's bytes (lower-cased
+/// already) compared as unsigned octets, a label that is another's prefix first, and a name before the
+/// names below it. The order of a signed zone's NSEC chain.
+impl Ord for WireName {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let (a, b) = (self.wire(), other.wire());
+        let ((starts_a, count_a), (starts_b, count_b)) = (starts_of(a), starts_of(b));
+        let from_root_a = starts_a.get(..count_a).unwrap_or_default().iter().rev();
+        let from_root_b = starts_b.get(..count_b).unwrap_or_default().iter().rev();
+        for (&x, &y) in from_root_a.zip(from_root_b) {
+            match label_at(a, x).cmp(label_at(b, y)) {
+                std::cmp::Ordering::Equal => {}
+                unequal => return unequal,
+            }
+        }
+        count_a.cmp(&count_b)
+    }
+}
+
+/// Where each label of `wire` starts (the root's zero byte among them, last), on the stack, and how many.
+fn starts_of(wire: &[u8]) -> ([u8; MAX_WIRE / 2 + 1], usize) {
+    let mut starts = [0u8; MAX_WIRE / 2 + 1];
+    let mut count = 0;
+    for (slot, start) in starts.iter_mut().zip(label_starts(wire)) {
+        *slot = u8::try_from(start).unwrap_or(u8::MAX);
+        count += 1;
+    }
+    (starts, count)
+}
+
+/// The bytes of the label starting at `start` of `wire` (empty for the root).
+fn label_at(wire: &[u8], start: u8) -> &[u8] {
+    let start = usize::from(start);
+    let length = wire.get(start).map_or(0, |&l| usize::from(l));
+    wire.get(start + 1..start + 1 + length).unwrap_or_default()
+}
+
+impl PartialOrd for WireName {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl ShardKey for WireName {
     fn hash_into(&self, state: &mut impl Hasher) {
-        state.write(self.wire());
+        hash_wire(self.wire(), state);
     }
 
     fn same(&self, other: &Self) -> bool {
@@ -304,7 +359,7 @@ impl ShardKey for WireName {
 
 impl Probe<WireName> for Labels<'_> {
     fn hash_into(&self, state: &mut impl Hasher) {
-        state.write(self.wire);
+        hash_wire(self.wire, state);
     }
 
     fn is(&self, key: &WireName) -> bool {
@@ -320,6 +375,10 @@ mod tests {
 
     fn lower(s: &str) -> LowerName {
         LowerName::new(&Name::from_ascii(s).expect("test name"))
+    }
+
+    fn wire(s: &str) -> WireName {
+        WireName::of(&Name::from_ascii(s).expect("test name"))
     }
 
     fn key(s: &str) -> NameKey {
@@ -342,25 +401,20 @@ mod tests {
             .enumerate()
         {
             let suffix = asked.suffix(skip);
-            let zone_key = lower(name);
+            let zone_key = wire(name);
             assert!(suffix.is(&zone_key), "{suffix:?} is {name}");
             assert_eq!(
-                hash(|h| Probe::<LowerName>::hash_into(&suffix, h)),
+                hash(|h| suffix.hash_into(h)),
                 hash(|h| ShardKey::hash_into(&zone_key, h)),
                 "{name} hashes alike"
             );
             assert_eq!(suffix.count(), 4 - skip);
             assert_eq!(format!("{suffix:?}"), name);
         }
-        assert!(!asked.suffix(1).is(&lower("web.sub.example.org.")));
+        assert!(!asked.suffix(1).is(&wire("web.sub.example.org.")));
         assert!(
-            !asked.suffix(0).is(&lower("websub.example.org.")),
+            !asked.suffix(0).is(&wire("websub.example.org.")),
             "labels split differently"
-        );
-        assert!(
-            !asked
-                .suffix(0)
-                .is(&LowerName::new(&Name::from_ascii("web.sub.example.org").expect("name")))
         );
     }
 
@@ -368,7 +422,7 @@ mod tests {
     fn a_wildcard_is_counted_as_hickory_counts_it_and_made_above_a_suffix() {
         let asked = key("a.b.example.org.");
         let wildcard = NameKey::wildcard_above(asked.suffix(2)).expect("fits");
-        assert!(wildcard.suffix(0).is(&lower("*.example.org.")));
+        assert!(wildcard.suffix(0).is(&wire("*.example.org.")));
         assert_eq!(wildcard.suffix(0).count(), 3);
         assert_eq!(wildcard.suffix(0).hickory_count(), 2);
         assert_eq!(
@@ -436,6 +490,54 @@ mod tests {
         assert!(!key("www.example.org.").suffix(0).is(&web));
         assert!(!key("web.example.org.").suffix(1).is(&web));
         assert_eq!(std::mem::size_of::<WireName>(), 40, "a node's key stays small");
+    }
+
+    /// RFC 4034 §6.1's example, shuffled: sorted as hickory sorts names (canonically), and into the
+    /// RFC's own order.
+    #[test]
+    fn node_names_sort_in_canonical_order() {
+        let canonical = [
+            "example.",
+            "a.example.",
+            "yljkjljk.a.example.",
+            "Z.a.example.",
+            "zABC.a.EXAMPLE.",
+            "z.example.",
+            "\\001.z.example.",
+            "*.z.example.",
+            "\\200.z.example.",
+        ];
+        // Labels of any bytes: `\\DDD` is one byte.
+        let name = |s: &str| {
+            let labels: Vec<Vec<u8>> = s
+                .trim_end_matches('.')
+                .split('.')
+                .map(|l| match l.strip_prefix('\\') {
+                    Some(code) => vec![code.parse::<u8>().expect("a byte")],
+                    None => l.as_bytes().to_vec(),
+                })
+                .collect();
+            Name::from_labels(labels).expect("test name")
+        };
+        let mut shuffled: Vec<&str> = canonical.iter().rev().copied().collect();
+        shuffled.swap(0, 4);
+        let mut ours = shuffled.clone();
+        ours.sort_by_key(|s| WireName::of(&name(s)));
+        assert_eq!(ours, canonical);
+        let mut hickory = shuffled;
+        hickory.sort_by_key(|s| LowerName::new(&name(s)));
+        assert_eq!(hickory, canonical);
+    }
+
+    #[test]
+    fn a_node_name_is_within_its_ancestors_on_label_boundaries() {
+        let name = wire("www.Example.org.");
+        assert!(name.is_within(&wire("example.org.")));
+        assert!(name.is_within(&wire("www.example.org.")));
+        assert!(name.is_within(&wire(".")));
+        assert!(!name.is_within(&wire("ample.org.")), "not a label boundary");
+        assert!(!name.is_within(&wire("a.www.example.org.")));
+        assert!(!wire("example.org.").is_within(&name));
     }
 
     #[test]

@@ -211,8 +211,9 @@ impl Writer<'_> {
             AuthorityRecord::Signature { owner, ttl, signature } => (*owner, *ttl, *signature),
             AuthorityRecord::Nsec(link) => {
                 let signature = link.signature();
-                self.stored(link.owner(), RecordType::NSEC, signature.ttl(), link.nsec())?;
-                let sigs = self.signatures(link.owner(), signature.ttl(), signature.rrsigs())?;
+                let owner = link.owner();
+                self.stored(&owner, RecordType::NSEC, signature.ttl(), link.nsec())?;
+                let sigs = self.signatures(&owner, signature.ttl(), signature.rrsigs())?;
                 return Ok(1 + sigs);
             }
         };

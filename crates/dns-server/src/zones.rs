@@ -301,9 +301,14 @@ impl Node {
         }
     }
 
-    /// The owner name lower-cased, as the signatures of its sets are keyed.
+    /// The owner name lower-cased.
     pub fn lower_name(&self) -> LowerName {
         self.key.to_lower_name()
+    }
+
+    /// The owner name as the zone keeps it, and the signatures of its sets are keyed.
+    pub(crate) fn wire_name(&self) -> &WireName {
+        &self.key
     }
 
     /// The record set of this type, if any.

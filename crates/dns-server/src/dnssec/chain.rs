@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use hickory_proto::rr::{LowerName, RecordType};
 
+use crate::name_key::WireName;
+
 /// Names per chunk once split: a copy of a zone of N names costs N / 256 reference counts, a change
 /// copies at most twice that many names.
 const CHUNK: usize = 256;
@@ -31,14 +33,14 @@ pub(crate) trait ZoneNames {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OrderedNames {
     /// Each chunk sorted and never empty; every name of a chunk sorts before every name of the next.
-    chunks: Vec<Arc<Vec<LowerName>>>,
+    chunks: Vec<Arc<Vec<WireName>>>,
     len: usize,
 }
 
 impl OrderedNames {
     /// The chunk where `name` is or would go, and its place there: the first chunk whose last name is
     /// not before `name`, or one past the last chunk when every name is before it.
-    fn locate(&self, name: &LowerName) -> (usize, Result<usize, usize>) {
+    fn locate(&self, name: &WireName) -> (usize, Result<usize, usize>) {
         let chunk = self
             .chunks
             .partition_point(|c| c.last().is_some_and(|last| last < name));
@@ -49,7 +51,7 @@ impl OrderedNames {
     }
 
     /// The name at (`chunk`, `at`), reading on into the next chunks when `at` is past the end.
-    fn at(&self, mut chunk: usize, mut at: usize) -> Option<&LowerName> {
+    fn at(&self, mut chunk: usize, mut at: usize) -> Option<&WireName> {
         loop {
             let c = self.chunks.get(chunk)?;
             if let Some(name) = c.get(at) {
@@ -61,7 +63,7 @@ impl OrderedNames {
     }
 
     /// Adds `name`; whether it was not there.
-    pub(crate) fn insert(&mut self, name: LowerName) -> bool {
+    pub(crate) fn insert(&mut self, name: WireName) -> bool {
         let (mut chunk, place) = self.locate(&name);
         let at = match place {
             Ok(_) => return false,
@@ -84,7 +86,7 @@ impl OrderedNames {
         true
     }
 
-    fn insert_at(&mut self, chunk: usize, at: usize, name: LowerName) {
+    fn insert_at(&mut self, chunk: usize, at: usize, name: WireName) {
         let Some(c) = self.chunks.get_mut(chunk) else {
             return;
         };
@@ -110,7 +112,7 @@ impl OrderedNames {
     }
 
     /// Removes `name`; whether it was there.
-    pub(crate) fn remove(&mut self, name: &LowerName) -> bool {
+    pub(crate) fn remove(&mut self, name: &WireName) -> bool {
         let (chunk, Ok(at)) = self.locate(name) else {
             return false;
         };
@@ -126,12 +128,12 @@ impl OrderedNames {
         true
     }
 
-    pub(crate) fn contains(&self, name: &LowerName) -> bool {
+    pub(crate) fn contains(&self, name: &WireName) -> bool {
         self.locate(name).1.is_ok()
     }
 
     /// The greatest name before `name`.
-    pub(crate) fn before(&self, name: &LowerName) -> Option<&LowerName> {
+    pub(crate) fn before(&self, name: &WireName) -> Option<&WireName> {
         let (chunk, place) = self.locate(name);
         let at = match place {
             Ok(at) | Err(at) => at,
@@ -143,7 +145,7 @@ impl OrderedNames {
     }
 
     /// `name` if held, else the greatest name before it: the owner of the NSEC at or covering `name`.
-    pub(crate) fn at_or_before(&self, name: &LowerName) -> Option<&LowerName> {
+    pub(crate) fn at_or_before(&self, name: &WireName) -> Option<&WireName> {
         let (chunk, place) = self.locate(name);
         match place {
             Ok(at) => self.at(chunk, at),
@@ -152,7 +154,7 @@ impl OrderedNames {
     }
 
     /// The least name after `name`.
-    pub(crate) fn after(&self, name: &LowerName) -> Option<&LowerName> {
+    pub(crate) fn after(&self, name: &WireName) -> Option<&WireName> {
         let (chunk, place) = self.locate(name);
         match place {
             Ok(at) => self.at(chunk, at + 1),
@@ -161,11 +163,11 @@ impl OrderedNames {
     }
 
     /// The names strictly below `name`: in canonical order they follow it directly.
-    pub(crate) fn below(&self, name: &LowerName) -> Vec<LowerName> {
+    pub(crate) fn below(&self, name: &WireName) -> Vec<WireName> {
         let mut out = Vec::new();
         let mut current = name;
         while let Some(next) = self.after(current) {
-            if !name.zone_of(next) {
+            if !next.is_within(name) {
                 break;
             }
             out.push(next.clone());
@@ -190,7 +192,7 @@ impl OrderedNames {
     }
 
     /// Every name, in canonical order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &LowerName> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &WireName> {
         self.chunks.iter().flat_map(|c| c.iter())
     }
 }
@@ -203,8 +205,8 @@ mod tests {
 
     use super::*;
 
-    fn lower(s: &str) -> LowerName {
-        LowerName::new(&Name::from_str(s).expect("test name"))
+    fn lower(s: &str) -> WireName {
+        WireName::of(&Name::from_str(s).expect("test name"))
     }
 
     #[test]
@@ -221,7 +223,7 @@ mod tests {
         );
         assert_eq!(names.len(), 2_001);
         assert!(names.chunks.len() >= 4, "chunks of 256 to 511 names");
-        let all: Vec<&LowerName> = names.iter().collect();
+        let all: Vec<&WireName> = names.iter().collect();
         assert!(all.windows(2).all(|w| w[0] < w[1]), "canonical order");
         assert_eq!(all[0], &lower("example.org."));
         let copy = names.clone();

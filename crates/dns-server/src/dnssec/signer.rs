@@ -35,6 +35,8 @@ use hickory_proto::serialize::binary::{BinDecoder, BinEncodable, Restrict};
 
 use super::chain::{OrderedNames, ZoneNames};
 use super::{DnssecConfig, DnssecError, ZoneKey, ZoneKeys};
+use crate::keyed_shards::{Keyed, ShardedSet};
+use crate::name_key::WireName;
 use crate::shards::ShardedMap;
 
 /// How far back a signature's inception is put, for validators whose clocks lag ours.
@@ -60,8 +62,10 @@ pub struct ZoneSigning {
     /// The other key of a rollover, which signs the DNSKEY set beside `key`.
     standby: Option<Signer>,
     signer_name: Name,
-    /// The apex, as the chain's names are kept.
+    /// The apex.
     origin: LowerName,
+    /// The apex, as the chain's names are kept.
+    apex: WireName,
     /// Seconds a new signature is valid for, from the set's last renewal instant.
     validity: u32,
     /// Seconds between a set's renewal instants: half the validity, cut to whole slots.
@@ -73,24 +77,36 @@ pub struct ZoneSigning {
     round: u32,
     /// Counts key changes: a signature made under an earlier generation is due for renewal.
     generation: u32,
-    signatures: ShardedMap<(LowerName, RecordType), Signature>,
+    /// Each set's signature by owner and type. Names here, in the chain and in the links are kept as
+    /// the zone's nodes keep theirs ([`WireName`]: 40 bytes, where hickory's names are 80), since a signed
+    /// zone holds each name three or four times (issue 49: memory per record).
+    signatures: ShardedMap<(WireName, RecordType), Signature>,
     /// The names of the NSEC chain: every name holding sets, but the ones below a delegation.
     chain: OrderedNames,
-    /// The NSEC of each name of the chain, signed.
-    links: ShardedMap<LowerName, Link>,
+    /// The NSEC of each name of the chain, signed, found by its owner.
+    links: ShardedSet<Link>,
     /// The delegations below the apex (names with an NS set, not themselves below one).
     cuts: OrderedNames,
     /// Names whose NSEC the writes since the last [`ZoneSigning::sign_chain`] may have changed.
-    stale: Vec<LowerName>,
+    stale: Vec<WireName>,
 }
 
-/// One NSEC of the chain: its owner as spelt, its data (the next name and the owner's types) as its wire
-/// form, written into answers as it is (`crate::wire`), and its signature.
+/// One NSEC of the chain: its owner (lower-cased, as the chain holds it), its data (the next name and
+/// the owner's types) as its wire form, written into answers as it is (`crate::wire`), and its
+/// signature.
 #[derive(Debug, Clone)]
 pub(crate) struct Link {
-    owner: Name,
+    owner: WireName,
     nsec: Box<[u8]>,
     signature: Signature,
+}
+
+impl Keyed for Link {
+    type Key = WireName;
+
+    fn key(&self) -> &WireName {
+        &self.owner
+    }
 }
 
 /// One key as it signs: hickory's key, its tag, and its public key (what tells two keys apart: tags may
@@ -154,6 +170,7 @@ impl ZoneSigning {
             standby: config.standby.as_ref().map(Signer::new).transpose()?,
             signer_name: origin.to_lowercase(),
             origin: LowerName::new(origin),
+            apex: WireName::of(origin),
             validity,
             period,
             slot,
@@ -161,7 +178,7 @@ impl ZoneSigning {
             generation: 0,
             signatures: ShardedMap::new(),
             chain: OrderedNames::default(),
-            links: ShardedMap::new(),
+            links: ShardedSet::new(),
             cuts: OrderedNames::default(),
             stale: Vec::new(),
         })
@@ -179,6 +196,11 @@ impl ZoneSigning {
         self.key = key;
         self.standby = standby;
         Ok(())
+    }
+
+    /// The apex, as the signatures are keyed.
+    pub(crate) fn apex(&self) -> &WireName {
+        &self.apex
     }
 
     /// The key tag of the zone's signing key.
@@ -201,7 +223,7 @@ impl ZoneSigning {
         };
         let record_type = first.record_type();
         let signature = self.signature(owner, ttl, data, now)?;
-        self.signatures.insert((LowerName::new(owner), record_type), signature);
+        self.signatures.insert((WireName::of(owner), record_type), signature);
         Ok(())
     }
 
@@ -223,20 +245,20 @@ impl ZoneSigning {
 
     /// Drops the signature of a set that is gone.
     pub(crate) fn forget(&mut self, owner: &LowerName, record_type: RecordType) {
-        self.signatures.remove(&(owner.clone(), record_type));
+        self.signatures.remove(&(WireName::of(owner), record_type));
     }
 
     /// The RRSIG records of the set (`signed_as`, `record_type`) served under `owner` (the name asked,
     /// for a wildcard's set; the labels field says which wildcard signed it): one, or one per key for
     /// the DNSKEY set during a rollover.
     pub(crate) fn rrsig_records(&self, signed_as: &LowerName, record_type: RecordType, owner: &Name) -> Vec<Record> {
-        self.stored_signature(signed_as, record_type)
+        self.stored_signature(&WireName::of(signed_as), record_type)
             .map(|signature| signature.records(owner))
             .unwrap_or_default()
     }
 
     /// The signature of the set (`signed_as`, `record_type`), as an answer writes it.
-    pub(crate) fn stored_signature(&self, signed_as: &LowerName, record_type: RecordType) -> Option<&Signature> {
+    pub(crate) fn stored_signature(&self, signed_as: &WireName, record_type: RecordType) -> Option<&Signature> {
         self.signatures.find(&(signed_as, record_type))
     }
 
@@ -269,12 +291,12 @@ impl ZoneSigning {
             .signatures
             .iter()
             .filter(|(_, s)| self.is_due(s, now))
-            .map(|(k, _)| k.clone());
+            .map(|((owner, record_type), _)| (owner.to_lower_name(), *record_type));
         let links = self
             .links
-            .iter()
-            .filter(|(_, l)| self.is_due(&l.signature, now))
-            .map(|(name, _)| (name.clone(), RecordType::NSEC));
+            .values()
+            .filter(|l| self.is_due(&l.signature, now))
+            .map(|l| (l.owner.to_lower_name(), RecordType::NSEC));
         sets.chain(links).take(limit).collect()
     }
 
@@ -289,7 +311,7 @@ impl ZoneSigning {
             (since < 1 << 31).then(|| anchor.wrapping_add(since / self.period * self.period))
         };
         let anchors = self.signatures.iter().map(|(_, s)| s.anchor);
-        let links = self.links.iter().map(|(_, l)| l.signature.anchor);
+        let links = self.links.values().map(|l| l.signature.anchor);
         anchors
             .chain(links)
             .filter_map(latest)
@@ -315,10 +337,11 @@ impl ZoneSigning {
     /// made before another pass re-signed it must not re-sign it again. A set without a signature is
     /// left to the re-signing to find gone.
     pub(crate) fn still_due(&self, name: &LowerName, record_type: RecordType, now: u32) -> bool {
+        let name = WireName::of(name);
         let signature = if record_type == RecordType::NSEC {
-            self.links.get(name).map(|l| &l.signature)
+            self.links.get(&name).map(|l| &l.signature)
         } else {
-            self.signatures.find(&(name, record_type))
+            self.signatures.find(&(&name, record_type))
         };
         signature.is_none_or(|s| self.is_due(s, now))
     }
@@ -343,30 +366,32 @@ impl ZoneSigning {
         let holds = !names.types(name).is_empty();
         let in_chain = holds && !self.occluded(names, name);
         let is_cut = in_chain && name != &self.origin && names.has(name, RecordType::NS);
-        let was_cut = self.cuts.contains(name);
+        let wire = WireName::of(name);
+        let was_cut = self.cuts.contains(&wire);
         if is_cut && !was_cut {
             // Below a delegation nothing is ours to deny: glue leaves the chain.
-            self.cuts.insert(name.clone());
-            for below in self.chain.below(name) {
+            self.cuts.insert(wire.clone());
+            for below in self.chain.below(&wire) {
                 self.chain.remove(&below);
                 self.stale.push(below);
             }
         } else if was_cut && !is_cut {
-            self.cuts.remove(name);
+            self.cuts.remove(&wire);
             for below in names.below(name) {
                 if !self.occluded(names, &below) {
+                    let below = WireName::of(&below);
                     self.chain.insert(below.clone());
                     self.stale.push(below);
                 }
             }
         }
         if in_chain {
-            self.chain.insert(name.clone());
+            self.chain.insert(wire.clone());
         } else {
-            self.chain.remove(name);
+            self.chain.remove(&wire);
         }
-        self.stale.push(name.clone());
-        self.stale.extend(self.chain.before(name).cloned());
+        self.stale.extend(self.chain.before(&wire).cloned());
+        self.stale.push(wire);
     }
 
     /// Signs at `now`, with `ttl` (the negative TTL, RFC 9077), the NSECs the writes since the last call
@@ -403,7 +428,7 @@ impl ZoneSigning {
     fn refresh_around(
         &mut self,
         names: &impl ZoneNames,
-        name: &LowerName,
+        name: &WireName,
         ttl: u32,
         now: u32,
     ) -> Result<(), DnssecError> {
@@ -429,20 +454,15 @@ impl ZoneSigning {
 
     /// Makes the NSEC at `name` what the chain and the zone say (none when `name` is not in the chain),
     /// signing it only when its data changed.
-    fn refresh_link(
-        &mut self,
-        names: &impl ZoneNames,
-        name: &LowerName,
-        ttl: u32,
-        now: u32,
-    ) -> Result<(), DnssecError> {
+    fn refresh_link(&mut self, names: &impl ZoneNames, name: &WireName, ttl: u32, now: u32) -> Result<(), DnssecError> {
         if !self.chain.contains(name) {
             self.links.remove(name);
             return Ok(());
         }
         // The last name links back to the apex (RFC 4034 §4.1.1).
-        let next = Name::from(self.chain.after(name).unwrap_or(&self.origin).clone());
-        let data = RData::DNSSEC(DNSSECRData::NSEC(NSEC::new_cover_self(next, names.types(name))));
+        let next = self.chain.after(name).unwrap_or(&self.apex).to_name();
+        let types = names.types(&name.to_lower_name());
+        let data = RData::DNSSEC(DNSSECRData::NSEC(NSEC::new_cover_self(next, types)));
         let nsec = data.to_bytes().map_err(DnssecError::Proto)?.into_boxed_slice();
         if self
             .links
@@ -451,20 +471,25 @@ impl ZoneSigning {
         {
             return Ok(());
         }
-        let owner = Name::from(name.clone());
-        let signature = self.signature(&owner, ttl, std::slice::from_ref(&data), now)?;
-        self.links.insert(name.clone(), Link { owner, nsec, signature });
+        let signature = self.signature(&name.to_name(), ttl, std::slice::from_ref(&data), now)?;
+        self.links.insert(Link {
+            owner: name.clone(),
+            nsec,
+            signature,
+        });
         Ok(())
     }
 
     /// Signs the NSEC at `name` again at `now`; `false` when the name is not in the chain.
     pub(crate) fn resign_link(&mut self, name: &LowerName, now: u32) -> Result<bool, DnssecError> {
-        let Some(link) = self.links.get(name) else {
+        let name = WireName::of(name);
+        let Some(link) = self.links.get(&name) else {
             return Ok(false);
         };
         let data = read_rdata(RecordType::NSEC, &link.nsec)?;
-        let signature = self.signature(&link.owner, link.signature.ttl, std::slice::from_ref(&data), now)?;
-        if let Some(link) = self.links.get_mut(name) {
+        let owner = link.owner.to_name();
+        let signature = self.signature(&owner, link.signature.ttl, std::slice::from_ref(&data), now)?;
+        if let Some(link) = self.links.get_mut(&name) {
             link.signature = signature;
         }
         Ok(true)
@@ -472,19 +497,21 @@ impl ZoneSigning {
 
     /// The NSEC at exactly `name` and its RRSIG, if `name` is in the chain: the proof of the types at a
     /// name, or of a delegation without DS.
-    pub(crate) fn nsec_at(&self, name: &LowerName) -> Vec<Record> {
+    pub(crate) fn nsec_at(&self, name: &WireName) -> Vec<Record> {
         self.link_at(name).map(Link::records).unwrap_or_default()
     }
 
     /// The NSEC at exactly `name` with its signature, as an answer writes it.
-    pub(crate) fn link_at(&self, name: &LowerName) -> Option<&Link> {
+    pub(crate) fn link_at(&self, name: &WireName) -> Option<&Link> {
         self.links.get(name)
     }
 
     /// The NSEC at or covering `name` (the chain's name at or before it) with its signature: the proof
     /// that `name` does not exist, or that an empty non-terminal holds nothing.
     pub(crate) fn link_covering(&self, name: &LowerName) -> Option<&Link> {
-        self.chain.at_or_before(name).and_then(|owner| self.link_at(owner))
+        self.chain
+            .at_or_before(&WireName::of(name))
+            .and_then(|owner| self.link_at(owner))
     }
 
     /// The chain's NSEC records and their RRSIGs at every name, in canonical order: what a transfer
@@ -494,8 +521,8 @@ impl ZoneSigning {
     }
 
     /// The chain's names, in canonical order.
-    pub(crate) fn chain_names(&self) -> impl Iterator<Item = &LowerName> + '_ {
-        let first = Some(&self.origin).filter(|o| self.chain.contains(o));
+    pub(crate) fn chain_names(&self) -> impl Iterator<Item = &WireName> + '_ {
+        let first = Some(&self.apex).filter(|o| self.chain.contains(o));
         std::iter::successors(first, |name| self.chain.after(name))
     }
 
@@ -515,23 +542,24 @@ impl ZoneSigning {
         let (mut removed, mut added) = (Vec::new(), Vec::new());
         for ((owner, _), before, after) in self.signatures.changes_since(&old.signatures) {
             // Glue's signatures are kept but never transferred (as the AXFR leaves them out).
-            let before = before.filter(|_| !old.below_cut(owner));
-            let after = after.filter(|_| !self.below_cut(owner));
+            let lower = owner.to_lower_name();
+            let before = before.filter(|_| !old.below_cut(&lower));
+            let after = after.filter(|_| !self.below_cut(&lower));
             if let (Some(b), Some(a)) = (before, after)
                 && b.same(a)
             {
                 continue;
             }
-            let owner = Name::from(owner.clone());
+            let owner = owner.to_name();
             removed.extend(before.into_iter().flat_map(|s| s.records(&owner)));
             added.extend(after.into_iter().flat_map(|s| s.records(&owner)));
         }
-        for (_, before, after) in self.links.changes_since(&old.links) {
+        for (before, after) in self.links.changes_since(&old.links) {
             match (before, after) {
                 (Some(b), Some(a)) if b.nsec == a.nsec && b.signature.ttl == a.signature.ttl => {
                     if !b.signature.same(&a.signature) {
-                        removed.extend(b.signature.records(&b.owner));
-                        added.extend(a.signature.records(&a.owner));
+                        removed.extend(b.signature.records(&b.owner()));
+                        added.extend(a.signature.records(&a.owner()));
                     }
                 }
                 _ => {
@@ -549,7 +577,7 @@ impl ZoneSigning {
         let apex_labels = self.origin.num_labels();
         let mut current = name.base_name();
         while current.num_labels() > apex_labels {
-            if self.cuts.contains(&current) {
+            if self.cuts.contains(&WireName::of(&current)) {
                 return true;
             }
             current = current.base_name();
@@ -645,13 +673,14 @@ impl Signature {
 impl Link {
     /// The NSEC record and its RRSIGs.
     fn records(&self) -> Vec<Record> {
-        let nsec = stored_record(&self.owner, self.signature.ttl, RecordType::NSEC, &self.nsec);
-        nsec.into_iter().chain(self.signature.records(&self.owner)).collect()
+        let owner = self.owner();
+        let nsec = stored_record(&owner, self.signature.ttl, RecordType::NSEC, &self.nsec);
+        nsec.into_iter().chain(self.signature.records(&owner)).collect()
     }
 
-    /// The NSEC's owner.
-    pub(crate) fn owner(&self) -> &Name {
-        &self.owner
+    /// The NSEC's owner (no heap for a short name).
+    pub(crate) fn owner(&self) -> Name {
+        self.owner.to_name()
     }
 
     /// The NSEC's RDATA, as sent.
