@@ -25,7 +25,9 @@
 //!
 //! Memory per served record is the server's resident memory after the measured run, less its resident
 //! memory with an empty zone after a shorter run of the same queries, divided by N; its anonymous part
-//! (heap and stacks) is reported apart, as the full run touches more of the binary's code pages.
+//! (heap and stacks) is reported apart, as the full run touches more of the binary's code pages. With
+//! `--churn on` it is reported again at the end of the runs under changes (the server started afresh for
+//! them), against the same empty-zone baseline: what a server holds once its zone has been changing.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -1105,6 +1107,8 @@ struct Figures {
     /// measured.
     fixed: Option<Perf>,
     churned_fixed: Option<Perf>,
+    /// Resident memory at the end of the churned runs; `None` where not measured.
+    churned_rss: Option<Resident>,
     cpu: f64,
     rss: Resident,
     empty_rss: Resident,
@@ -1112,8 +1116,8 @@ struct Figures {
 }
 
 /// `server` started afresh to take changes, measured with each of `loads` in turn while [`Churn`] changes
-/// [`CHURN`] names a second; `None` for a server whose changes are not measured. The last change must be
-/// served at the end.
+/// [`CHURN`] names a second, and its resident memory at the end (what the changes left it holding);
+/// `None` for a server whose changes are not measured. The last change must be served at the end.
 fn churned_run(
     server: Server,
     full: &Dirs,
@@ -1122,7 +1126,7 @@ fn churned_run(
     opts: &Options,
     last: &Query,
     loads: &[Load<'_>],
-) -> Result<Option<Vec<Perf>>> {
+) -> Result<Option<(Vec<Perf>, Resident)>> {
     let who = server.name();
     let churn_dir = dir.join(format!("{who}-churn"));
     let port = extdns_test_support::server_port();
@@ -1170,6 +1174,7 @@ fn churned_run(
     if let Some(status) = proc.exited() {
         bail!("{who} exited during the churn with {status}: {}", proc.log_tail(20));
     }
+    let rss = resident_kib(proc.pid().context("the server's pid")?)?;
     proc.terminate(Duration::from_secs(5));
     for perf in &perfs {
         eprintln!(
@@ -1178,7 +1183,7 @@ fn churned_run(
             perf.percentile(99.0)
         );
     }
-    Ok(Some(perfs))
+    Ok(Some((perfs, rss)))
 }
 
 /// Runs the benchmark and writes the report.
@@ -1273,9 +1278,12 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
 
         let mut loads = vec![measured];
         loads.extend((opts.rate > 0).then(|| measured.at(opts.rate)));
-        let churned = match opts.churn {
-            true => churned_run(server, &full, &dir, extdns, opts, &last, &loads)?.unwrap_or_default(),
-            false => Vec::new(),
+        let (churned, churned_rss) = match opts.churn {
+            true => match churned_run(server, &full, &dir, extdns, opts, &last, &loads)? {
+                Some((perfs, rss)) => (perfs, Some(rss)),
+                None => (Vec::new(), None),
+            },
+            false => (Vec::new(), None),
         };
         for c in &churned {
             check_rcodes(who, c, nx_expected)?;
@@ -1327,6 +1335,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             churned,
             fixed,
             churned_fixed,
+            churned_rss,
             cpu,
             rss,
             empty_rss,
@@ -1444,7 +1453,7 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
     }
     let _ = writeln!(t, "{header}\n{rule}");
     let n = opts.records as f64;
-    let rows: [Row; 26] = [
+    let rows: [Row; 28] = [
         ("queries per second", |f, _| format!("{:.0}", f.perf.qps)),
         ("latency average", |f, _| format!("{:.0} µs", f.perf.average())),
         ("latency p50", |f, _| format!("{:.0} µs", f.perf.percentile(50.0))),
@@ -1499,6 +1508,16 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
         }),
         ("at the fixed rate with 100 changes/s: latency p99.9", |f, _| {
             percentile_of(f.churned_fixed.as_ref(), 99.9)
+        }),
+        ("with 100 changes/s: memory per served record", |f, n| {
+            f.churned_rss.as_ref().map_or("n/a".into(), |rss| {
+                format!("{:.0} B", (rss.total - f.empty_rss.total) * 1024.0 / n)
+            })
+        }),
+        ("with 100 changes/s: of which anonymous", |f, n| {
+            f.churned_rss.as_ref().map_or("n/a".into(), |rss| {
+                format!("{:.0} B", (rss.anon - f.empty_rss.anon) * 1024.0 / n)
+            })
         }),
         ("load average before the run", |f, _| f.load.clone()),
     ];

@@ -159,15 +159,18 @@ impl Sealed for DnsEndpoint {
                         dns_name: boxed(e.dns_name.as_deref()),
                         targets: e.targets.iter().flatten().map(|t| t.as_str().into()).collect(),
                         record_type: c.interner.intern(e.record_type.as_deref().unwrap_or_default()),
-                        set_identifier: boxed(e.set_identifier.as_deref()),
                         record_ttl: e.record_ttl.unwrap_or_default(),
-                        labels: e.labels.clone().unwrap_or_default().into_iter().collect(),
-                        provider_specific: e
-                            .provider_specific
-                            .iter()
-                            .flatten()
-                            .map(|p| (p.name.clone(), p.value.clone()))
-                            .collect(),
+                        rare: view::RareFields {
+                            set_identifier: boxed(e.set_identifier.as_deref()),
+                            labels: e.labels.clone().unwrap_or_default().into_iter().collect(),
+                            provider_specific: e
+                                .provider_specific
+                                .iter()
+                                .flatten()
+                                .map(|p| (p.name.clone(), p.value.clone()))
+                                .collect(),
+                        }
+                        .boxed(),
                     })
                 })
                 .collect(),
@@ -210,8 +213,8 @@ mod tests {
         let e = v.endpoints[1].as_ref().expect("entry");
         assert_eq!(&*e.dns_name, "x.example.org");
         assert_eq!(e.record_ttl, 60);
-        assert_eq!(&*e.set_identifier, "s");
-        assert_eq!(*e.labels, [("k".to_string(), "v".to_string())]);
-        assert_eq!(*e.provider_specific, [("n".to_string(), "v".to_string())]);
+        assert_eq!(e.set_identifier(), "s");
+        assert_eq!(e.labels(), [("k".to_string(), "v".to_string())]);
+        assert_eq!(e.provider_specific(), [("n".to_string(), "v".to_string())]);
     }
 }

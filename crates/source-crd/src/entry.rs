@@ -103,11 +103,11 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
         dns_name: e.dns_name.to_string(),
         targets: Targets::from(targets),
         record_type,
-        set_identifier: e.set_identifier.to_string(),
+        set_identifier: e.set_identifier().to_string(),
         record_ttl: Ttl(e.record_ttl),
-        labels: e.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
+        labels: e.labels().iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
         provider_specific: ProviderSpecific(
-            e.provider_specific
+            e.provider_specific()
                 .iter()
                 .map(|(name, value)| ProviderSpecificProperty {
                     name: name.clone(),
