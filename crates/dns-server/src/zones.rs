@@ -259,8 +259,9 @@ pub struct Zone {
 ///
 /// The owner name is held once, lower-cased in wire form, as the key the zone finds the node by
 /// ([`WireName`]: inside the node for most names); the spelling it was written in is kept beside it only
-/// when that differs (a name with capitals). A node is 80 bytes (it was 120 with hickory's 80-byte name
-/// as its key), for every name a zone serves.
+/// when that differs (a name with capitals). The key is 40 bytes where hickory's name was 80, and the
+/// node's one set is kept inside it ([`Sets`]): a node is 104 bytes, with no list beside it, for every
+/// name a zone serves.
 #[derive(Debug, Clone)]
 pub struct Node {
     key: WireName,
