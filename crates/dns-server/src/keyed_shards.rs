@@ -21,9 +21,6 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use foldhash::fast::RandomState;
-use hickory_proto::rr::RecordType;
-
-use crate::name_key::WireName;
 
 /// Shards per map: a change to a zone of N names copies about N / 1024 of them, and an empty map costs
 /// the pointers alone (an empty shard allocates nothing).
@@ -43,29 +40,6 @@ pub(crate) trait ShardKey {
 /// the two cannot drift apart and miss each other.
 pub(crate) fn hash_wire(wire: &[u8], state: &mut impl Hasher) {
     state.write(wire);
-}
-
-impl ShardKey for (WireName, RecordType) {
-    fn hash_into(&self, state: &mut impl Hasher) {
-        self.0.hash_into(state);
-        state.write_u16(u16::from(self.1));
-    }
-
-    fn same(&self, other: &Self) -> bool {
-        self.1 == other.1 && self.0.same(&other.0)
-    }
-}
-
-/// A signature's key borrowed, owner and type: looked up without copying the owner.
-impl Probe<(WireName, RecordType)> for (&WireName, RecordType) {
-    fn hash_into(&self, state: &mut impl Hasher) {
-        ShardKey::hash_into(self.0, state);
-        state.write_u16(u16::from(self.1));
-    }
-
-    fn is(&self, key: &(WireName, RecordType)) -> bool {
-        self.1 == key.1 && self.0.same(&key.0)
-    }
 }
 
 /// Strings: the keys of this module's and `shards`' tests.
@@ -404,26 +378,6 @@ mod tests {
                 .all(|entry| map.get(entry.key()).is_some_and(|found| std::ptr::eq(found, entry))),
             "an entry is listed under its own key"
         );
-    }
-
-    /// A name key is its labels: the same labels are one key, whatever the spelling they were made from
-    /// (a relative name taken as the absolute one, as the zone's names all are); labels that split the
-    /// same letters differently are not.
-    #[test]
-    fn names_are_found_by_their_labels() {
-        let name = |s: &str| WireName::of(&s.parse().expect("a name"));
-        let mut map: ShardedSet<(WireName, u32)> = ShardedSet::new();
-        for (i, n) in ["ab.c.", "a.bc.", "abc."].into_iter().enumerate() {
-            assert_eq!(map.insert((name(n), i as u32)), None, "{n} is a key of its own");
-        }
-        assert_eq!(map.get(&name("AB.c.")).map(|(_, i)| *i), Some(0));
-        assert_eq!(map.get(&name("a.BC.")).map(|(_, i)| *i), Some(1));
-        assert_eq!(map.get(&name("abc.")).map(|(_, i)| *i), Some(2));
-        assert_eq!(map.get(&name("ab.c")).map(|(_, i)| *i), Some(0));
-        assert!(map.get(&name("a.b.c.")).is_none());
-        let typed = (name("ab.c."), RecordType::A);
-        assert!(typed.same(&(name("AB.C."), RecordType::A)));
-        assert!(!typed.same(&(name("ab.c."), RecordType::AAAA)));
     }
 
     /// Keys whose hashes share a fragment sit side by side and are told apart by the key itself.

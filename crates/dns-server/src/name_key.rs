@@ -9,7 +9,7 @@
 
 use std::hash::Hasher;
 
-use hickory_proto::rr::{LowerName, Name};
+use hickory_proto::rr::{LowerName, Name, RecordType};
 
 use crate::keyed_shards::{Probe, ShardKey, hash_wire};
 
@@ -234,13 +234,20 @@ impl WireName {
     /// `name`'s labels, lower-cased (ASCII), its root's zero byte last; names not ending at the root are
     /// taken as if they did, as the zone's names all do.
     pub(crate) fn of(name: &Name) -> WireName {
-        let mut wire = Vec::with_capacity(name.len() + 2);
-        for label in name.iter() {
-            wire.push(u8::try_from(label.len()).unwrap_or(u8::MAX));
-            wire.extend(label.iter().map(u8::to_ascii_lowercase));
+        match NameKey::new(name) {
+            // Lower-cased on the stack: nothing allocated for a name kept inline.
+            Some(key) => WireName::from_wire(key.wire()),
+            // Longer than a name on the wire, which hickory never makes: kept whole all the same.
+            None => {
+                let mut wire = Vec::with_capacity(name.len() + 2);
+                for label in name.iter() {
+                    wire.push(u8::try_from(label.len()).unwrap_or(u8::MAX));
+                    wire.extend(label.iter().map(u8::to_ascii_lowercase));
+                }
+                wire.push(0);
+                WireName::from_wire(&wire)
+            }
         }
-        wire.push(0);
-        WireName::from_wire(&wire)
     }
 
     fn from_wire(wire: &[u8]) -> WireName {
@@ -280,9 +287,7 @@ impl WireName {
         // Each label came from a name, so hickory takes it back; the root stands in for one it would not.
         Name::from_labels(self.labels().iter()).unwrap_or_else(|_| Name::root())
     }
-}
 
-impl WireName {
     /// Whether this name is `ancestor` or below it (on label boundaries).
     pub(crate) fn is_within(&self, ancestor: &WireName) -> bool {
         let (wire, tail) = (self.wire(), ancestor.wire());
@@ -367,11 +372,35 @@ impl Probe<WireName> for Labels<'_> {
     }
 }
 
+impl ShardKey for (WireName, RecordType) {
+    fn hash_into(&self, state: &mut impl Hasher) {
+        self.0.hash_into(state);
+        state.write_u16(u16::from(self.1));
+    }
+
+    fn same(&self, other: &Self) -> bool {
+        self.1 == other.1 && self.0.same(&other.0)
+    }
+}
+
+/// A signature's key borrowed, owner and type: looked up without copying the owner.
+impl Probe<(WireName, RecordType)> for (&WireName, RecordType) {
+    fn hash_into(&self, state: &mut impl Hasher) {
+        ShardKey::hash_into(self.0, state);
+        state.write_u16(u16::from(self.1));
+    }
+
+    fn is(&self, key: &(WireName, RecordType)) -> bool {
+        self.1 == key.1 && self.0.same(&key.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::hash::BuildHasher;
 
     use super::*;
+    use crate::keyed_shards::ShardedSet;
 
     fn lower(s: &str) -> LowerName {
         LowerName::new(&Name::from_ascii(s).expect("test name"))
@@ -548,5 +577,25 @@ mod tests {
         let fitted = NameKey::new(&name).expect("fits");
         assert_eq!(fitted.wire().len(), 255);
         assert!(NameKey::wildcard_above(fitted.suffix(0)).is_none());
+    }
+
+    /// A name key is its labels: the same labels are one key, whatever the spelling they were made from
+    /// (a relative name taken as the absolute one, as the zone's names all are); labels that split the
+    /// same letters differently are not.
+    #[test]
+    fn names_are_found_by_their_labels() {
+        let name = |s: &str| WireName::of(&s.parse().expect("a name"));
+        let mut map: ShardedSet<(WireName, u32)> = ShardedSet::new();
+        for (i, n) in ["ab.c.", "a.bc.", "abc."].into_iter().enumerate() {
+            assert_eq!(map.insert((name(n), i as u32)), None, "{n} is a key of its own");
+        }
+        assert_eq!(map.get(&name("AB.c.")).map(|(_, i)| *i), Some(0));
+        assert_eq!(map.get(&name("a.BC.")).map(|(_, i)| *i), Some(1));
+        assert_eq!(map.get(&name("abc.")).map(|(_, i)| *i), Some(2));
+        assert_eq!(map.get(&name("ab.c")).map(|(_, i)| *i), Some(0));
+        assert!(map.get(&name("a.b.c.")).is_none());
+        let typed = (name("ab.c."), RecordType::A);
+        assert!(typed.same(&(name("AB.C."), RecordType::A)));
+        assert!(!typed.same(&(name("ab.c."), RecordType::AAAA)));
     }
 }
