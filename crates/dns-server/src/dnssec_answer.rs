@@ -8,7 +8,7 @@
 //! ([`DnssecRecords`]) that `crate::wire` writes as the bytes they are stored as.
 
 use hickory_proto::op::Message;
-use hickory_proto::rr::{LowerName, Name, RecordType};
+use hickory_proto::rr::{Name, RecordType};
 
 use crate::dnssec::{Link, Signature, ZoneSigning};
 use crate::name_key::WireName;
@@ -151,7 +151,7 @@ pub(crate) fn dnssec_records<'z>(
             // RFC 4035 §3.1.3.2: the NSEC covering the name, and the one covering the wildcard of its
             // closest encloser, which could have answered for it.
             ctx.sign_soa(response, &mut records);
-            let last = LowerName::new(last);
+            let last = WireName::of(last);
             records.add_nsec(signing.link_covering(&last));
             if let Some(wildcard) = ctx.wildcard_of_encloser(&last) {
                 records.add_nsec(signing.link_covering(&wildcard));
@@ -159,10 +159,9 @@ pub(crate) fn dnssec_records<'z>(
         }
         Some(Denial::NoType(last, node)) => {
             ctx.sign_soa(response, &mut records);
-            let asked = LowerName::new(last);
-            let asked_wire = WireName::of(last);
+            let asked = WireName::of(last);
             let at = node.wire_name();
-            if *at != asked_wire {
+            if *at != asked {
                 // A wildcard's NODATA (RFC 4035 §3.1.3.4): the name asked does not exist, the wildcard
                 // lacks the type.
                 records.add_nsec(signing.link_covering(&asked));
@@ -171,7 +170,7 @@ pub(crate) fn dnssec_records<'z>(
                 // No NSEC at an empty non-terminal: the one covering it, whose next name is below it.
                 records.add_nsec(signing.link_covering(&asked));
             } else {
-                records.add_nsec(signing.link_at(&asked_wire));
+                records.add_nsec(signing.link_at(&asked));
             }
         }
         None => {}
@@ -201,7 +200,7 @@ impl<'z> Ctx<'z> {
                 records.sign_answer(start - 1, signature);
             }
             if let Some(labels) = set.next_closer {
-                let next_closer = LowerName::new(&owner.trim_to(usize::from(labels)));
+                let next_closer = WireName::of(&owner.trim_to(usize::from(labels)));
                 records.add_nsec(self.signing.link_covering(&next_closer));
             }
         }
@@ -224,13 +223,11 @@ impl<'z> Ctx<'z> {
 
     /// The wildcard at the closest encloser of `name` (a name that does not exist): the deepest of its
     /// ancestors the zone holds, empty non-terminals included.
-    fn wildcard_of_encloser(&self, name: &LowerName) -> Option<LowerName> {
-        let apex_labels = self.zone.lower_origin().num_labels();
-        let mut encloser = name.base_name();
-        while encloser.num_labels() > apex_labels && self.zone.node(&encloser).is_none() {
-            encloser = encloser.base_name();
-        }
-        Some(LowerName::new(&Name::from(encloser).prepend_label("*").ok()?))
+    fn wildcard_of_encloser(&self, name: &WireName) -> Option<WireName> {
+        let apex = self.signing.apex();
+        name.ancestors()
+            .find(|above| above == apex || self.zone.node_at(above.labels()).is_some())?
+            .wildcard_child()
     }
 }
 

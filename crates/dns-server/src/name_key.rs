@@ -288,6 +288,20 @@ impl WireName {
         Name::from_labels(self.labels().iter()).unwrap_or_else(|_| Name::root())
     }
 
+    /// The names above this one, nearest first, the root last.
+    pub(crate) fn ancestors(&self) -> impl Iterator<Item = WireName> + '_ {
+        let wire = self.wire();
+        label_starts(wire)
+            .skip(1)
+            .map(move |start| WireName::from_wire(wire.get(start..).unwrap_or_default()))
+    }
+
+    /// `*` followed by this name: the wildcard that could stand for a name below it; `None` when that
+    /// would be longer than a name on the wire.
+    pub(crate) fn wildcard_child(&self) -> Option<WireName> {
+        NameKey::wildcard_above(self.labels()).map(|key| WireName::from_wire(key.wire()))
+    }
+
     /// Whether this name is `ancestor` or below it (on label boundaries).
     pub(crate) fn is_within(&self, ancestor: &WireName) -> bool {
         let (wire, tail) = (self.wire(), ancestor.wire());
@@ -556,6 +570,20 @@ mod tests {
         let mut hickory = shuffled;
         hickory.sort_by_key(|s| LowerName::new(&name(s)));
         assert_eq!(hickory, canonical);
+    }
+
+    #[test]
+    fn a_node_name_lists_its_ancestors_and_makes_the_wildcard_below_it() {
+        let above: Vec<WireName> = wire("a.B.example.org.").ancestors().collect();
+        assert_eq!(
+            above,
+            [wire("b.example.org."), wire("example.org."), wire("org."), wire(".")]
+        );
+        assert_eq!(wire(".").ancestors().count(), 0);
+        assert_eq!(wire("example.org.").wildcard_child(), Some(wire("*.example.org.")));
+        let label = "a".repeat(63);
+        let longest = wire(&format!("{label}.{label}.{label}.{}.", "b".repeat(61)));
+        assert_eq!(longest.wildcard_child(), None, "no room for another label");
     }
 
     #[test]

@@ -43,10 +43,9 @@ impl SignedZone {
             .nodes()
             .filter(|n| !n.is_empty_non_terminal())
             .map(|node| {
-                let lower = node.lower_name();
                 let name = node.name().into_owned();
                 NodeCopy {
-                    cut: node.rrset(RecordType::NS).is_some() && &lower != zone.lower_origin(),
+                    cut: node.rrset(RecordType::NS).is_some() && node.wire_name() != signing.apex(),
                     records: node
                         .rrsets()
                         .iter()
@@ -56,7 +55,7 @@ impl SignedZone {
                     signatures: node
                         .rrsets()
                         .iter()
-                        .flat_map(|s| signing.rrsig_records(&lower, s.record_type, &name))
+                        .flat_map(|s| signing.rrsig_records(node.wire_name(), s.record_type, &name))
                         .collect(),
                     name,
                 }

@@ -1000,7 +1000,8 @@ impl Zone {
         let from = self.serial;
         self.serial = serial;
         let soa = RData::SOA(self.soa_data());
-        if let Some(set) = self.nodes.get_mut(&WireName::of(&self.origin)).and_then(|n| {
+        let apex_key = WireName::of(&self.origin);
+        if let Some(set) = self.nodes.get_mut(&apex_key).and_then(|n| {
             n.rrsets
                 .as_mut_slice()
                 .iter_mut()
@@ -1010,7 +1011,7 @@ impl Zone {
         }
         if let Some(set) = self
             .nodes
-            .get(&WireName::of(&self.origin))
+            .get(&apex_key)
             .and_then(|n| n.rrset(RecordType::SOA))
             .cloned()
         {

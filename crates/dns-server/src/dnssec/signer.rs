@@ -251,8 +251,8 @@ impl ZoneSigning {
     /// The RRSIG records of the set (`signed_as`, `record_type`) served under `owner` (the name asked,
     /// for a wildcard's set; the labels field says which wildcard signed it): one, or one per key for
     /// the DNSKEY set during a rollover.
-    pub(crate) fn rrsig_records(&self, signed_as: &LowerName, record_type: RecordType, owner: &Name) -> Vec<Record> {
-        self.stored_signature(&WireName::of(signed_as), record_type)
+    pub(crate) fn rrsig_records(&self, signed_as: &WireName, record_type: RecordType, owner: &Name) -> Vec<Record> {
+        self.stored_signature(signed_as, record_type)
             .map(|signature| signature.records(owner))
             .unwrap_or_default()
     }
@@ -508,10 +508,8 @@ impl ZoneSigning {
 
     /// The NSEC at or covering `name` (the chain's name at or before it) with its signature: the proof
     /// that `name` does not exist, or that an empty non-terminal holds nothing.
-    pub(crate) fn link_covering(&self, name: &LowerName) -> Option<&Link> {
-        self.chain
-            .at_or_before(&WireName::of(name))
-            .and_then(|owner| self.link_at(owner))
+    pub(crate) fn link_covering(&self, name: &WireName) -> Option<&Link> {
+        self.chain.at_or_before(name).and_then(|owner| self.link_at(owner))
     }
 
     /// The chain's NSEC records and their RRSIGs at every name, in canonical order: what a transfer
@@ -542,9 +540,8 @@ impl ZoneSigning {
         let (mut removed, mut added) = (Vec::new(), Vec::new());
         for ((owner, _), before, after) in self.signatures.changes_since(&old.signatures) {
             // Glue's signatures are kept but never transferred (as the AXFR leaves them out).
-            let lower = owner.to_lower_name();
-            let before = before.filter(|_| !old.below_cut(&lower));
-            let after = after.filter(|_| !self.below_cut(&lower));
+            let before = before.filter(|_| !old.below_cut(owner));
+            let after = after.filter(|_| !self.below_cut(owner));
             if let (Some(b), Some(a)) = (before, after)
                 && b.same(a)
             {
@@ -573,16 +570,13 @@ impl ZoneSigning {
 
     /// Whether `name` is below one of the zone's delegations: glue, which a transfer sends without
     /// RRSIG or NSEC.
-    fn below_cut(&self, name: &LowerName) -> bool {
-        let apex_labels = self.origin.num_labels();
-        let mut current = name.base_name();
-        while current.num_labels() > apex_labels {
-            if self.cuts.contains(&WireName::of(&current)) {
-                return true;
-            }
-            current = current.base_name();
-        }
-        false
+    fn below_cut(&self, name: &WireName) -> bool {
+        // Most zones delegate nothing: no walk up the name for them.
+        self.cuts.len() > 0
+            && name
+                .ancestors()
+                .take_while(|above| *above != self.apex && above.is_within(&self.apex))
+                .any(|above| self.cuts.contains(&above))
     }
 
     /// Whether every replica makes the same signature bytes as this one: Ed25519 signs deterministically
