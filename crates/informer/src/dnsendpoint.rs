@@ -187,9 +187,21 @@ fn boxed(s: Option<&str>) -> Box<str> {
 mod tests {
     use super::*;
 
+    /// The view of a DNSEndpoint given as JSON.
+    fn view_of(mut value: serde_json::Value) -> view::DnsEndpoint {
+        let obj: DnsEndpoint = crate::watched::decode(&mut value).expect("decodes");
+        let interner = crate::Interner::default();
+        let c = Convert {
+            interner: &interner,
+            pod_annotation_prefixes: &Default::default(),
+            template_fields: &Default::default(),
+        };
+        obj.view(&c)
+    }
+
     #[test]
     fn every_field_reaches_the_view_and_null_entries_stay_in_place() {
-        let mut value = serde_json::json!({
+        let value = serde_json::json!({
             "apiVersion": "externaldns.k8s.io/v1alpha1", "kind": "DNSEndpoint",
             "metadata": {"name": "a", "namespace": "ns", "generation": 3},
             "spec": {"endpoints": [null, {
@@ -199,14 +211,7 @@ mod tests {
             }]},
             "status": {"observedGeneration": 2}
         });
-        let obj: DnsEndpoint = crate::watched::decode(&mut value).expect("decodes");
-        let interner = crate::Interner::default();
-        let c = Convert {
-            interner: &interner,
-            pod_annotation_prefixes: &Default::default(),
-            template_fields: &Default::default(),
-        };
-        let v = obj.view(&c);
+        let v = view_of(value);
         assert_eq!((v.generation, v.observed_generation), (Some(3), Some(2)));
         assert_eq!(v.endpoints.len(), 2);
         assert!(v.endpoints[0].is_none());
@@ -216,5 +221,31 @@ mod tests {
         assert_eq!(e.set_identifier(), "s");
         assert_eq!(e.labels(), [("k".to_string(), "v".to_string())]);
         assert_eq!(e.provider_specific(), [("n".to_string(), "v".to_string())]);
+    }
+
+    /// An entry that sets none of the rare fields holds nothing for them, so it equals an entry read
+    /// without them whatever their empty spelling (absent, empty string, empty list or map).
+    #[test]
+    fn an_entry_without_rare_fields_holds_none() {
+        let value = serde_json::json!({
+            "apiVersion": "externaldns.k8s.io/v1alpha1", "kind": "DNSEndpoint",
+            "metadata": {"name": "a", "namespace": "ns"},
+            "spec": {"endpoints": [
+                {"dnsName": "x.example.org", "targets": ["1.2.3.4"], "recordType": "A"},
+                {"dnsName": "x.example.org", "targets": ["1.2.3.4"], "recordType": "A",
+                 "setIdentifier": "", "labels": {}, "providerSpecific": []}
+            ]}
+        });
+        let v = view_of(value);
+        let (bare, empty) = (
+            v.endpoints[0].as_ref().expect("entry"),
+            v.endpoints[1].as_ref().expect("entry"),
+        );
+        assert!(bare.rare.is_none() && empty.rare.is_none());
+        assert_eq!(bare, empty);
+        assert_eq!(
+            (bare.set_identifier(), bare.labels(), bare.provider_specific()),
+            ("", &[][..], &[][..])
+        );
     }
 }
