@@ -416,6 +416,7 @@ fn on_a_real_api_server_a_provider_runs_without_rbac_to_patch_it_and_one_made_ag
     use extdns_test_support::control_plane::{Binaries, ControlPlane};
     use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 
+    extdns_test_support::require!(Etcd, KubeApiserver);
     let bins = Binaries::control_plane_from_env(PathBuf::new())?;
     let cp = ControlPlane::start(&bins)?;
     let admin = cp.kube.client();

@@ -326,6 +326,17 @@ fn test_support_violations(root: &Path, dir: &Path, trees: &[Vec<ModuleFile>]) -
                         .to_string(),
                 }),
         );
+        out.extend(
+            test_support::unguarded_control_planes(&stripped)
+                .into_iter()
+                .map(|offset| Violation {
+                    line: code::line_of(&stripped, offset),
+                    file: f.file.clone(),
+                    message: "the control plane started without `require!(Etcd, KubeApiserver)` first: plain \
+                              `cargo test` must skip it"
+                        .to_string(),
+                }),
+        );
     }
     Ok(out)
 }

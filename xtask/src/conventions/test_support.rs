@@ -7,6 +7,9 @@
 //! A copy is a free function of test code named as one of [`FOLDED`], or the variable scrubbing itself: a
 //! `starts_with("EXTERNAL_DNS_")` outside test-support (and outside comments).
 //!
+//! A test that starts the control plane (`Binaries::control_plane_from_env`) without `require!` first fails
+//! under plain `cargo test`, where it must skip with a line naming `cargo xtask test`: one did.
+//!
 //! A child process killed by hand when its holder drops (an `impl Drop` calling `.kill()`) is a copy too:
 //! every launcher and test once wrote its own, and `extdns_test_support::proc::OwnedChild` is the one.
 
@@ -74,6 +77,25 @@ fn body_of(item: &str) -> &str {
     item
 }
 
+/// The byte offsets in `stripped` of each call that reads the control plane's programs from the
+/// environment in a test function with no `require!` before it: a test that fails, not skips, under
+/// plain `cargo test`. A helper's call is its callers' to guard.
+pub fn unguarded_control_planes(stripped: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = stripped[from..].find("::control_plane_from_env(").map(|i| from + i) {
+        let function = stripped[..at].rfind("fn ").unwrap_or(0);
+        let item_start = stripped[..function].rfind("\n}").unwrap_or(0);
+        let attributes = &stripped[item_start..function];
+        let a_test = attributes.contains("#[test]") || attributes.contains("test(") || attributes.contains("::test]");
+        if a_test && !stripped[function..at].contains("require!(") {
+            out.push(at);
+        }
+        from = at + 1;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +117,18 @@ mod tests {
         let found = killing_drops(source);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(source[found[0]..].starts_with("impl Drop for A"));
+    }
+
+    #[test]
+    fn a_control_plane_started_without_require_is_found() {
+        let source = "#[test]\nfn a() {\n    require!(Etcd);\n    let b = Binaries::control_plane_from_env(x)?;\n}\n\
+                      #[test]\nfn b() {\n    let b = Binaries::control_plane_from_env(x)?;\n}\n\
+                      fn helper() {\n    let b = Binaries::control_plane_from_env(x)?;\n}\n\
+                      #[tokio::test]\nasync fn c() {\n    require!(Etcd);\n    helper();\n}\n\
+                      pub fn control_plane_from_env(x: PathBuf) {}\n";
+        let found = unguarded_control_planes(source);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(source[..found[0]].ends_with("fn b() {\n    let b = Binaries"));
     }
 
     #[test]
