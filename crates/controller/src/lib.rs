@@ -82,7 +82,7 @@ pub use exposition::Format as MetricsFormat;
 pub use guard::{DeletionGuard, Verdict, ZoneVerdict};
 pub use health::{HealthCheck, HealthCheckError, HealthTable, Probe, ProbeFailure};
 pub use metrics::{Metrics, PREFIX as METRICS_PREFIX, WebhookCall};
-pub use name_status::{NameBook, NameOutcome, NameState, NameStatuses, ObjectNames, Party, Reason};
+pub use name_status::{NameBook, NameList, NameOutcome, NameRef, NameState, NameStatuses, ObjectNames, Party, Reason};
 pub use name_status::{PROVIDER_ZONES, outside_zones, zone_of};
 pub use requests::RequestDurations;
 pub use schedule::EVENT_DEBOUNCE;

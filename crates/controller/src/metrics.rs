@@ -911,7 +911,8 @@ mod tests {
                 record_type: "A".into(),
                 set_identifier: Box::default(),
                 state: NameState::published(provider, None),
-            }],
+            }]
+            .into(),
         };
         for (label, name) in [
             ("team-a/public", "web.a.example.org"),

@@ -19,12 +19,14 @@ use extdns_provider::FailureReason;
 use extdns_source::{Failures, Held};
 
 mod by_name;
+mod name_list;
 use by_name::ByName;
+pub use name_list::{NameList, NameRef};
 use serde::Serialize;
 use tokio::sync::watch;
 
 /// The other party of a conflict, so the user knows whom to talk to.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Party {
     /// Another object asks for the same name and type and holds it (its `resource` label, e.g.
@@ -50,7 +52,7 @@ impl std::fmt::Display for Party {
 /// 24 bytes: the book keeps one per name asked for, for as long as it is asked for (issue 49: the whole
 /// process's memory per record), so each variant holds at most one boxed string or one pointer, and a
 /// published name shares its provider and zone with every name of the zone ([`PublishedIn`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "reason")]
 pub enum NameState {
     /// The record is in the zone as asked.
@@ -89,7 +91,7 @@ pub enum NameState {
 }
 
 /// Where a published name is: the provider and zone holding it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct PublishedIn {
     /// The provider that holds it (`--provider`).
     pub provider: String,
@@ -221,13 +223,17 @@ pub struct ObjectNames {
     #[serde(skip)]
     pub uid: Option<Uid>,
     /// Sorted by name, type and set identifier.
-    pub names: Vec<NameOutcome>,
+    pub names: NameList,
 }
 
 impl ObjectNames {
     /// The object's reason: the worst of its names' ([`Reason::ALL`]'s order); `None` without names.
     pub fn reason(&self) -> Option<Reason> {
-        self.names.iter().map(|n| n.state.reason()).max_by_key(|r| r.rank())
+        self.names
+            .states()
+            .iter()
+            .map(NameState::reason)
+            .max_by_key(|r| r.rank())
     }
 }
 
@@ -313,20 +319,22 @@ impl NameStatuses {
         let mut changed = false;
         for key in affected {
             let Some(old) = self.objects.get(&key) else { continue };
-            let mut names: Vec<NameOutcome> = old
+            let kept = old
                 .names
                 .iter()
-                .filter(|n| !n.name.is_empty() && !planned.contains(name_key(&n.name).as_ref()))
-                .cloned()
-                .collect();
+                .filter(|n| !n.name.is_empty() && !planned.contains(name_key(n.name).as_ref()));
             let mut uid = old.uid;
-            if let Some(mut new) = update.remove(&key) {
-                uid = new.uid.or(uid);
-                names.append(&mut new.names);
-                names.sort_by(order);
-                names.dedup();
-                drop_redundant_nameless(&mut names);
-            }
+            let names = match update.remove(&key) {
+                Some(new) => {
+                    uid = new.uid.or(uid);
+                    let mut names: Vec<NameOutcome> = kept.chain(&new.names).map(|n| n.to_outcome()).collect();
+                    names.sort_by(order);
+                    names.dedup();
+                    drop_redundant_nameless(&mut names);
+                    NameList::from(names)
+                }
+                None => kept.map(|n| n.to_outcome()).collect(),
+            };
             changed |= self.put(key, ObjectNames { uid, names });
         }
         // Objects with no outcome before: theirs as computed.
@@ -340,19 +348,15 @@ impl NameStatuses {
     /// from every book, in name order, its uid the first book's that knows it. Given to
     /// [`NameBook::replace`], which keeps the names it already holds where they are the same.
     pub fn union<'a>(books: impl IntoIterator<Item = &'a NameStatuses>) -> BTreeMap<ObjectKey, ObjectNames> {
-        let mut objects: BTreeMap<ObjectKey, ObjectNames> = BTreeMap::new();
+        let mut objects: BTreeMap<ObjectKey, (Option<Uid>, Vec<NameOutcome>)> = BTreeMap::new();
         for book in books {
             for (key, names) in book.iter() {
-                let merged = objects.entry(key.clone()).or_default();
-                merged.uid = merged.uid.or(names.uid);
-                merged.names.extend(names.names.iter().cloned());
+                let (uid, merged) = objects.entry(key.clone()).or_default();
+                *uid = uid.or(names.uid);
+                merged.extend(names.names.iter().map(|n| n.to_outcome()));
             }
         }
-        for names in objects.values_mut() {
-            names.names.sort_by(order);
-            names.names.dedup();
-        }
-        objects
+        sorted(objects)
     }
 
     fn replace_all(&mut self, update: BTreeMap<ObjectKey, ObjectNames>) -> bool {
@@ -372,11 +376,8 @@ impl NameStatuses {
         changed
     }
 
-    /// Sets `key`'s names (none: the object leaves the book); whether that changed anything. The names
-    /// are kept cut to their length: they were pushed one at a time, and a vector grown by doubling
-    /// holds up to as much again unused for as long as the book keeps it (issue 49: a quarter of the
-    /// book's cost per name for objects of a hundred names).
-    fn put(&mut self, key: ObjectKey, mut names: ObjectNames) -> bool {
+    /// Sets `key`'s names (none: the object leaves the book); whether that changed anything.
+    fn put(&mut self, key: ObjectKey, names: ObjectNames) -> bool {
         if self.objects.get(&key).map(Arc::as_ref) == Some(&names) {
             return false;
         }
@@ -384,14 +385,13 @@ impl NameStatuses {
         if names.names.is_empty() {
             return had;
         }
-        names.names.shrink_to_fit();
         let key = Arc::new(key);
         for n in &names.names {
             *self.counts.entry((key.kind, n.state.reason())).or_default() += 1;
             if n.name.is_empty() {
                 self.nameless.insert(key.as_ref().clone());
             } else {
-                self.by_name.insert(&n.name, &key);
+                self.by_name.insert(n.name, &key);
             }
         }
         self.objects.insert(key, Arc::new(names));
@@ -409,7 +409,7 @@ impl NameStatuses {
                 *c = c.saturating_sub(1);
             }
             if !n.name.is_empty() {
-                self.by_name.remove(&n.name, key);
+                self.by_name.remove(n.name, key);
             }
         }
         true
@@ -434,6 +434,24 @@ impl FromIterator<(ObjectKey, ObjectNames)> for NameStatuses {
         statuses.replace_all(iter.into_iter().collect());
         statuses
     }
+}
+
+/// Each object's outcomes sorted, without the same one twice, as the book keeps them.
+fn sorted(objects: BTreeMap<ObjectKey, (Option<Uid>, Vec<NameOutcome>)>) -> BTreeMap<ObjectKey, ObjectNames> {
+    objects
+        .into_iter()
+        .map(|(key, (uid, mut names))| {
+            names.sort_by(order);
+            names.dedup();
+            (
+                key,
+                ObjectNames {
+                    uid,
+                    names: names.into(),
+                },
+            )
+        })
+        .collect()
 }
 
 fn order(a: &NameOutcome, b: &NameOutcome) -> std::cmp::Ordering {
@@ -647,7 +665,7 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
         }
     }
 
-    let mut out: BTreeMap<ObjectKey, ObjectNames> = BTreeMap::new();
+    let mut out: Outcomes = BTreeMap::new();
     let mut shared = SharedNames::new(facts.provider);
     for a in facts.asked {
         let row = row_of(&a.name, &a.record_type, &a.set_identifier);
@@ -674,12 +692,11 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
         }
     }
     held_names(facts, &mut out);
-    for names in out.values_mut() {
-        names.names.sort_by(order);
-        names.names.dedup();
-    }
-    out
+    sorted(out)
 }
+
+/// Each object's uid and outcomes, as a sync pushes them.
+type Outcomes = BTreeMap<ObjectKey, (Option<Uid>, Vec<NameOutcome>)>;
 
 fn state_of(
     facts: &SyncFacts<'_>,
@@ -809,7 +826,7 @@ pub fn zone_of(provider: &DomainFilter, name: &str) -> Option<String> {
 /// The records of objects the sources could not evaluate: kept as they are, so Held (the whole object
 /// failed) or Invalid (only the parts the source named); an object that owns none yet gets one nameless
 /// outcome, so its failure shows all the same.
-fn held_names(facts: &SyncFacts<'_>, out: &mut BTreeMap<ObjectKey, ObjectNames>) {
+fn held_names(facts: &SyncFacts<'_>, out: &mut Outcomes) {
     let mut records: BTreeMap<ObjectKey, Vec<&Endpoint>> = BTreeMap::new();
     for e in facts.current {
         if let Some(key) = e.resource().and_then(|r| ObjectKey::from_resource_label(&r))
@@ -860,7 +877,7 @@ fn held_names(facts: &SyncFacts<'_>, out: &mut BTreeMap<ObjectKey, ObjectNames>)
 }
 
 fn push(
-    out: &mut BTreeMap<ObjectKey, ObjectNames>,
+    out: &mut Outcomes,
     facts: &SyncFacts<'_>,
     key: &ObjectKey,
     name: String,
@@ -868,11 +885,10 @@ fn push(
     set_identifier: &str,
     state: NameState,
 ) {
-    let names = out.entry(key.clone()).or_insert_with(|| ObjectNames {
-        uid: (facts.uids)(key),
-        names: Vec::new(),
-    });
-    names.names.push(NameOutcome {
+    let (_, names) = out
+        .entry(key.clone())
+        .or_insert_with(|| ((facts.uids)(key), Vec::new()));
+    names.push(NameOutcome {
         name: name.into(),
         record_type,
         set_identifier: set_identifier.into(),
@@ -1142,7 +1158,8 @@ mod tests {
             names: vec![
                 outcome("a.example.org", NameState::Pending),
                 outcome("b.example.org", NameState::Pending),
-            ],
+            ]
+            .into(),
         };
         let mut folds = book.folds();
         book.fold(BTreeMap::from([(svc("web"), web.clone())]), None);
@@ -1156,7 +1173,7 @@ mod tests {
         let published = NameState::published("p", None);
         let update = ObjectNames {
             uid: None,
-            names: vec![outcome("a.example.org", published.clone())],
+            names: vec![outcome("a.example.org", published.clone())].into(),
         };
         let planned = BTreeSet::from(["a.example.org".to_string()]);
         book.fold(BTreeMap::from([(svc("web"), update)]), Some(&planned));
@@ -1180,7 +1197,8 @@ mod tests {
                 record_type: "A".into(),
                 set_identifier: Box::default(),
                 state,
-            }],
+            }]
+            .into(),
         }
     }
 
@@ -1233,8 +1251,15 @@ mod tests {
         // The same again changes nothing.
         assert!(!book.fold(update, Some(&planned)));
         // A failed object without records (nameless), then the name of another object deleted.
-        let mut failed = one("", NameState::Held { why: "bad".into() });
-        failed.names[0].record_type = RecordType::from("");
+        let failed = ObjectNames {
+            uid: None,
+            names: NameList::from(vec![NameOutcome {
+                name: Box::default(),
+                record_type: RecordType::from(""),
+                set_identifier: Box::default(),
+                state: NameState::Held { why: "bad".into() },
+            }]),
+        };
         book.fold(BTreeMap::from([(svc("new"), failed)]), Some(&BTreeSet::new()));
         assert_eq!(count(&book, Reason::Held), 1);
         assert_consistent(&book);

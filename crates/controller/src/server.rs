@@ -203,7 +203,8 @@ mod tests {
                 record_type: "A".into(),
                 set_identifier: Box::default(),
                 state: NameState::Pending,
-            }],
+            }]
+            .into(),
         };
         let update = BTreeMap::from([
             (

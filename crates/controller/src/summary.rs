@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use extdns_informer::ObjectKey;
 use serde::Serialize;
 
-use crate::name_status::{NameOutcome, NameState, NameStatuses, Reason};
+use crate::name_status::{NameOutcome, NameRef, NameState, NameStatuses, Reason};
 
 /// The page size when `limit` is not given.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -118,7 +118,7 @@ impl Summary {
                 if reason == Reason::Published {
                     continue;
                 }
-                if after.as_ref().is_some_and(|after| position_of(key, n) <= *after) {
+                if after.as_ref().is_some_and(|after| position_of(key, &n) <= *after) {
                     continue;
                 }
                 if page.len() == limit {
@@ -129,13 +129,13 @@ impl Summary {
                     continue;
                 }
                 page.push((
-                    token_of(&key.resource_label(), n),
+                    token_of(&key.resource_label(), &n),
                     NotPublished {
                         kind,
                         namespace: key.namespace.clone(),
                         object: key.name.clone(),
-                        name: n.clone(),
-                        message: message(&n.state),
+                        name: n.to_outcome(),
+                        message: message(n.state),
                     },
                 ));
             }
@@ -155,7 +155,7 @@ fn message(state: &NameState) -> String {
 
 /// The key a page ends at: the object's `resource` label, the name, type and set identifier, joined by
 /// `|` (which none but the set identifier, kept last, may hold).
-fn token_of(object: &str, n: &NameOutcome) -> String {
+fn token_of(object: &str, n: &NameRef<'_>) -> String {
     format!("{object}|{}|{}|{}", n.name, n.record_type, n.set_identifier)
 }
 
@@ -172,7 +172,7 @@ fn parse_token(token: &str) -> Option<Position> {
 
 type Position = (ObjectKey, String, String, String);
 
-fn position_of(key: &ObjectKey, n: &NameOutcome) -> Position {
+fn position_of(key: &ObjectKey, n: &NameRef<'_>) -> Position {
     (
         key.clone(),
         n.name.to_string(),
@@ -237,14 +237,17 @@ mod tests {
             ];
             update.insert(
                 ObjectKey::new(ResourceKind::Service, "shop", &format!("web{i}")),
-                ObjectNames { uid: None, names },
+                ObjectNames {
+                    uid: None,
+                    names: names.into(),
+                },
             );
         }
         update.insert(
             ObjectKey::new(ResourceKind::Ingress, "shop", "site"),
             ObjectNames {
                 uid: None,
-                names: vec![outcome("site.example.org".into(), NameState::Pending)],
+                names: vec![outcome("site.example.org".into(), NameState::Pending)].into(),
             },
         );
         let book = NameBook::default();

@@ -191,7 +191,7 @@ fn said(names: Option<&ObjectNames>, pick: impl Fn(&NameState) -> bool) -> Strin
     let parts: Vec<String> = names
         .into_iter()
         .flat_map(|n| &n.names)
-        .filter(|n| pick(&n.state))
+        .filter(|n| pick(n.state))
         .map(|n| format!("{} {}: {}", n.name, n.record_type, n.state))
         .collect();
     extdns_controller::truncate_note(parts.join("; "))

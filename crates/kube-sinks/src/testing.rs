@@ -12,6 +12,7 @@ pub(crate) fn web_names(state: NameState) -> ObjectNames {
             record_type: "A".into(),
             set_identifier: Box::default(),
             state,
-        }],
+        }]
+        .into(),
     }
 }

@@ -18,11 +18,13 @@ use extdns_informer::ObjectKey;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct ByName(BTreeMap<u64, Holders>);
 
-/// The objects of one entry, sorted and unique; almost always one, held without a vector.
+/// The objects of one entry, sorted and unique; almost always one, held without a list. 16 bytes: a
+/// boxed slice, not a vector, as a name shared by several objects is rare and its list is made again
+/// when one comes or goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Holders {
     One(Arc<ObjectKey>),
-    Many(Vec<Arc<ObjectKey>>),
+    Many(Box<[Arc<ObjectKey>]>),
 }
 
 /// The index's key of `name`: its name key's hash (a fixed-key hash, the same in every process).
@@ -47,11 +49,13 @@ impl ByName {
             Holders::One(first) => {
                 let mut list = vec![Arc::clone(first), Arc::clone(object)];
                 list.sort();
-                *holders = Holders::Many(list);
+                *holders = Holders::Many(list.into());
             }
             Holders::Many(list) => {
                 if let Err(at) = list.binary_search(object) {
-                    list.insert(at, Arc::clone(object));
+                    let mut longer = list.to_vec();
+                    longer.insert(at, Arc::clone(object));
+                    *list = longer.into();
                 }
             }
         }
@@ -65,11 +69,12 @@ impl ByName {
             Holders::One(only) => **only == *object,
             Holders::Many(list) => {
                 if let Ok(at) = list.binary_search_by(|k| (**k).cmp(object)) {
-                    list.remove(at);
-                }
-                if list.len() == 1 {
-                    let last = list.remove(0);
-                    *holders = Holders::One(last);
+                    let mut shorter = list.to_vec();
+                    shorter.remove(at);
+                    *holders = match <[_; 1]>::try_from(shorter) {
+                        Ok([last]) => Holders::One(last),
+                        Err(rest) => Holders::Many(rest.into()),
+                    };
                 }
                 false
             }
@@ -121,5 +126,24 @@ mod tests {
         });
         index.remove("www.example.org", &key("a"));
         assert_eq!(index, ByName::default(), "no empty entry is left behind");
+        assert_eq!(
+            size_of::<Holders>(),
+            16,
+            "an entry's objects are a pointer and a tag's niche"
+        );
+    }
+
+    #[test]
+    fn a_name_of_three_objects_keeps_them_sorted_as_they_come_and_go() {
+        let mut index = ByName::default();
+        for name in ["c", "a", "b"] {
+            index.insert("www.example.org", &key(name));
+        }
+        assert_eq!(names(&index, "www.example.org"), ["a", "b", "c"]);
+        index.remove("www.example.org", &key("b"));
+        assert_eq!(names(&index, "www.example.org"), ["a", "c"]);
+        index.remove("www.example.org", &key("a"));
+        index.remove("www.example.org", &key("c"));
+        assert_eq!(index, ByName::default());
     }
 }

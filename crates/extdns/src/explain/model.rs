@@ -182,8 +182,8 @@ pub fn explain(query: &str, target: &Target, run: &DryRun, plan: &PlanConfig, pr
                         message: n.state.to_string(),
                         state: n.state.clone(),
                     });
-                } else if seen.insert(name_key(&n.name).into_owned()) {
-                    out.names.push(name_report(&n.name, run, plan));
+                } else if seen.insert(name_key(n.name).into_owned()) {
+                    out.names.push(name_report(n.name, run, plan));
                 }
             }
             out.published = out.dropped.is_empty() && all_published(own);
@@ -199,7 +199,7 @@ const NO_NAMES: &str = "the sync saw no name of this object: it is not in the cl
 
 /// Whether every name of `own` is published or will be.
 fn all_published(own: &ObjectNames) -> bool {
-    own.names.iter().all(|n| will_publish(&n.state))
+    own.names.iter().all(|n| will_publish(n.state))
 }
 
 /// Published, or pending: the dry run found nothing in its way, so the next sync writes it.
@@ -219,7 +219,7 @@ fn name_report(name: &str, run: &DryRun, plan: &PlanConfig) -> NameReport {
     let records = run.records.iter().filter(|e| at(e)).map(zone_record).collect();
     let mut asked_by = Vec::new();
     for (object, names) in run.names.iter() {
-        for n in names.names.iter().filter(|n| name_key(&n.name) == key.as_str()) {
+        for n in names.names.iter().filter(|n| name_key(n.name) == key.as_str()) {
             asked_by.push(Asker {
                 object: object.resource_label(),
                 record_type: n.record_type.to_string(),
