@@ -155,12 +155,14 @@ impl Sealed for DnsEndpoint {
             endpoints: entries
                 .iter()
                 .map(|e| {
-                    e.as_ref().map(|e| view::DnsEndpointEntry {
-                        dns_name: boxed(e.dns_name.as_deref()),
-                        targets: e.targets.iter().flatten().map(|t| t.as_str().into()).collect(),
-                        record_type: c.interner.intern(e.record_type.as_deref().unwrap_or_default()),
-                        record_ttl: e.record_ttl.unwrap_or_default(),
-                        rare: view::RareFields {
+                    e.as_ref().map(|e| {
+                        let mut entry = view::DnsEndpointEntry::new(
+                            e.dns_name.as_deref().unwrap_or_default(),
+                            e.targets.iter().flatten().map(String::as_str),
+                            c.interner.intern(e.record_type.as_deref().unwrap_or_default()),
+                        );
+                        entry.record_ttl = e.record_ttl.unwrap_or_default();
+                        entry.rare = view::RareFields {
                             set_identifier: boxed(e.set_identifier.as_deref()),
                             labels: e.labels.clone().unwrap_or_default().into_iter().collect(),
                             provider_specific: e
@@ -170,7 +172,8 @@ impl Sealed for DnsEndpoint {
                                 .map(|p| (p.name.clone(), p.value.clone()))
                                 .collect(),
                         }
-                        .boxed(),
+                        .boxed();
+                        entry
                     })
                 })
                 .collect(),
@@ -216,7 +219,8 @@ mod tests {
         assert_eq!(v.endpoints.len(), 2);
         assert!(v.endpoints[0].is_none());
         let e = v.endpoints[1].as_ref().expect("entry");
-        assert_eq!(&*e.dns_name, "x.example.org");
+        assert_eq!(e.dns_name(), "x.example.org");
+        assert_eq!(e.targets().collect::<Vec<_>>(), ["1.2.3.4"]);
         assert_eq!(e.record_ttl, 60);
         assert_eq!(e.set_identifier(), "s");
         assert_eq!(e.labels(), [("k".to_string(), "v".to_string())]);

@@ -610,17 +610,16 @@ pub struct DnsEndpoint {
 /// One `spec.endpoints[]` entry; absent fields are empty (zero for the TTL).
 ///
 /// Kept between syncs for every record a DNSEndpoint asks for (the built-in DNS server's zone from
-/// manifests: one entry per served record), so sized for that: boxed strings and slices, which never
-/// grow once read (16 bytes each instead of a vector's 24), the type interned, one string shared by
-/// every entry of the type, and the fields most entries leave empty (set identifier, labels, provider
-/// properties) boxed together, absent when all are empty: an entry is 56 bytes, not 96
-/// (`tests/dnsendpoint_memory.rs`).
+/// manifests: one entry per served record), so sized for that: the name and the targets in one string
+/// (one allocation, where a name, a list and a target each had theirs), the type interned, one string
+/// shared by every entry of the type, and the fields most entries leave empty (set identifier, labels,
+/// provider properties) boxed together, absent when all are empty (`tests/dnsendpoint_memory.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DnsEndpointEntry {
-    /// `dnsName`.
-    pub dns_name: Box<str>,
-    /// `targets`.
-    pub targets: Box<[Box<str>]>,
+    /// `dnsName`, then each of `targets`, one after the other.
+    text: Box<str>,
+    /// Where the name and each target end in `text`.
+    ends: Ends,
     /// `recordType`, interned.
     pub record_type: Sym,
     /// `recordTTL`.
@@ -629,6 +628,20 @@ pub struct DnsEndpointEntry {
     pub rare: Option<Box<RareFields>>,
 }
 
+/// Where the parts of an entry's text end. One target, what almost every entry has, needs only the name's
+/// end (the target is the rest); no target, several, or a name past `u32` keep every end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ends {
+    OneTarget { name: u32 },
+    Each(Box<[usize]>),
+}
+
+impl Default for Ends {
+    /// No name and no target.
+    fn default() -> Self {
+        Ends::Each(Box::new([0]))
+    }
+}
 /// The fields of a DNSEndpoint entry most entries leave empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RareFields {
@@ -649,6 +662,53 @@ impl RareFields {
 }
 
 impl DnsEndpointEntry {
+    /// The entry of `dns_name`, `targets` and `record_type`, its other fields empty.
+    pub fn new<'a>(dns_name: &str, targets: impl IntoIterator<Item = &'a str>, record_type: Sym) -> DnsEndpointEntry {
+        let mut text = String::from(dns_name);
+        let mut ends = vec![text.len()];
+        for target in targets {
+            text.push_str(target);
+            ends.push(text.len());
+        }
+        let ends = match (ends.as_slice(), u32::try_from(dns_name.len())) {
+            ([_, _], Ok(name)) => Ends::OneTarget { name },
+            _ => Ends::Each(ends.into_boxed_slice()),
+        };
+        DnsEndpointEntry {
+            text: text.into_boxed_str(),
+            ends,
+            record_type,
+            ..DnsEndpointEntry::default()
+        }
+    }
+
+    /// `dnsName`.
+    pub fn dns_name(&self) -> &str {
+        let end = match &self.ends {
+            Ends::OneTarget { name } => *name as usize,
+            Ends::Each(ends) => ends.first().copied().unwrap_or_default(),
+        };
+        self.text.get(..end).unwrap_or_default()
+    }
+
+    /// `targets`, in order.
+    pub fn targets(&self) -> EntryTargets<'_> {
+        let (from, ends, last) = match &self.ends {
+            Ends::OneTarget { name } => (*name as usize, &[][..], Some(self.text.len())),
+            Ends::Each(ends) => (
+                ends.first().copied().unwrap_or_default(),
+                ends.get(1..).unwrap_or_default(),
+                None,
+            ),
+        };
+        EntryTargets {
+            text: &self.text,
+            from,
+            ends: ends.iter(),
+            last,
+        }
+    }
+
     /// `setIdentifier` (empty when absent).
     pub fn set_identifier(&self) -> &str {
         self.rare.as_ref().map_or("", |r| &r.set_identifier)
@@ -664,6 +724,35 @@ impl DnsEndpointEntry {
         self.rare.as_ref().map_or(&[], |r| &r.provider_specific)
     }
 }
+
+/// A [`DnsEndpointEntry`]'s targets, in order.
+#[derive(Debug, Clone)]
+pub struct EntryTargets<'a> {
+    text: &'a str,
+    /// Where the next target starts.
+    from: usize,
+    ends: std::slice::Iter<'a, usize>,
+    /// The one target's end, when the entry keeps only the name's.
+    last: Option<usize>,
+}
+
+impl<'a> Iterator for EntryTargets<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let end = self.ends.next().copied().or_else(|| self.last.take())?;
+        let target = self.text.get(self.from..end).unwrap_or_default();
+        self.from = end;
+        Some(target)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.ends.len() + usize::from(self.last.is_some());
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for EntryTargets<'_> {}
 
 impl DnsEndpoint {
     /// Whether `self` and `old` differ in their status alone (`observedGeneration`, conditions), which
@@ -1044,6 +1133,39 @@ pub(crate) fn ambassador_host_refs(host: &AmbassadorHost) -> Vec<Ref> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_gives_back_its_name_and_targets_whatever_their_number() {
+        let targets = |e: &DnsEndpointEntry| e.targets().map(str::to_string).collect::<Vec<_>>();
+        let one = DnsEndpointEntry::new("web.example.org", ["192.0.2.1"], Sym::default());
+        assert_eq!(
+            (one.dns_name(), targets(&one)),
+            ("web.example.org", vec!["192.0.2.1".to_string()])
+        );
+        assert!(
+            matches!(one.ends, Ends::OneTarget { .. }),
+            "one target keeps the name's end alone"
+        );
+        let several = DnsEndpointEntry::new("web.example.org", ["192.0.2.1", "", "192.0.2.3"], Sym::default());
+        assert_eq!(targets(&several), ["192.0.2.1", "", "192.0.2.3"]);
+        assert_eq!(several.targets().len(), 3);
+        let none = DnsEndpointEntry::new("web.example.org", [], Sym::default());
+        assert_eq!((none.dns_name(), none.targets().len()), ("web.example.org", 0));
+        let empty_target = DnsEndpointEntry::new("", [""], Sym::default());
+        assert_eq!(
+            (empty_target.dns_name(), targets(&empty_target)),
+            ("", vec![String::new()])
+        );
+        assert_ne!(
+            empty_target,
+            DnsEndpointEntry::default(),
+            "one empty target is not none"
+        );
+        assert_eq!(
+            DnsEndpointEntry::new("", [], Sym::default()),
+            DnsEndpointEntry::default()
+        );
+    }
 
     #[test]
     fn istio_references_default_to_the_own_namespace_and_refuse_more_than_one_slash() {

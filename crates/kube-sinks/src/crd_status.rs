@@ -283,12 +283,7 @@ mod tests {
     }
 
     fn entry(target: &str) -> DnsEndpointEntry {
-        DnsEndpointEntry {
-            dns_name: "web.example.org".into(),
-            record_type: "A".into(),
-            targets: Box::new([target.into()]),
-            ..DnsEndpointEntry::default()
-        }
+        DnsEndpointEntry::new("web.example.org", [target], "A".into())
     }
 
     fn reasons(c: &[DnsEndpointCondition]) -> Vec<(&str, &str, &str)> {
@@ -459,8 +454,7 @@ mod tests {
             );
         }
         // One entry in, one out: still not every record is published.
-        let mut other = entry("192.0.2.2");
-        other.dns_name = "web.example.net".into();
+        let other = DnsEndpointEntry::new("web.example.net", ["192.0.2.2"], "A".into());
         let two = object(vec![entry("192.0.2.1"), other], 1, None);
         let c = conditions(&two, &quiet, &inside);
         assert_eq!(c[1].reason, "Filtered");

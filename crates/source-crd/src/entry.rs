@@ -81,7 +81,7 @@ impl fmt::Display for Invalid {
 /// The record an entry spells, verbatim (the pipeline normalises names and targets as for every source),
 /// or why it cannot be published.
 pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
-    if e.dns_name.is_empty() {
+    if e.dns_name().is_empty() {
         return Err(Invalid::NoName);
     }
     let record_type = RecordType::KNOWN
@@ -91,16 +91,16 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
     if e.record_ttl < 0 {
         return Err(Invalid::NegativeTtl(e.record_ttl));
     }
-    for target in &e.targets {
+    for target in e.targets() {
         check_target(&record_type, target)?;
     }
     let targets = if record_type.has_typed_rdata() {
-        canonical_targets(&record_type, &e.targets)?
+        canonical_targets(&record_type, e.targets())?
     } else {
-        e.targets.iter().map(|t| t.to_string()).collect()
+        e.targets().map(str::to_string).collect()
     };
     let endpoint = Endpoint {
-        dns_name: e.dns_name.to_string(),
+        dns_name: e.dns_name().to_string(),
         targets: Targets::from(targets),
         record_type,
         set_identifier: e.set_identifier().to_string(),
@@ -124,9 +124,11 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
 /// TLSA, SVCB and HTTPS targets in their canonical text, so a provider's read-back compares equal to them
 /// (`ABCD` and `abcd`, `port=443 alpn=h2` and `alpn=h2 port=443` are one record); the first target that
 /// is not valid record data skips the entry, the error naming the field.
-fn canonical_targets(record_type: &RecordType, targets: &[Box<str>]) -> Result<Vec<String>, Invalid> {
+fn canonical_targets<'a>(
+    record_type: &RecordType,
+    targets: impl Iterator<Item = &'a str>,
+) -> Result<Vec<String>, Invalid> {
     targets
-        .iter()
         .map(|t| match canonical_target(record_type, t) {
             Ok(canonical) => Ok(canonical.unwrap_or_else(|| t.to_string())),
             Err(e) => Err(Invalid::Record(InvalidEndpoint::BadRdata(e))),

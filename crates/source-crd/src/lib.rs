@@ -168,7 +168,7 @@ fn warn_invalid(o: &DnsEndpoint, invalid: &[InvalidEntry]) {
             .endpoints
             .get(i.index)
             .and_then(Option::as_ref)
-            .map(|e| extdns_source::shorten(&e.dns_name))
+            .map(|e| extdns_source::shorten(e.dns_name()))
             .unwrap_or_default();
         tracing::warn!(
             "DNSEndpoint {}/{}: spec.endpoints[{}] ({name}) skipped: {}",
@@ -189,7 +189,7 @@ pub fn held_records(o: &DnsEndpoint, invalid: &[InvalidEntry]) -> HeldRecords {
         match o.endpoints.get(i.index).and_then(Option::as_ref) {
             Some(entry) if !i.why.name_unknown() => {
                 let record_type = RecordType::KNOWN.into_iter().find(|t| t.as_str() == entry.record_type);
-                held.name(&entry.dns_name, record_type);
+                held.name(entry.dns_name(), record_type);
             }
             _ => held.uncovered(),
         }
