@@ -23,9 +23,12 @@
 //! the client the busier program, and each server's tail is measured at a different load; at a fixed rate
 //! every server is measured at the same load, well below what it can take.
 //!
-//! Memory per served record is the server's resident memory after the measured run, less its resident
-//! memory with an empty zone after a shorter run of the same queries, divided by N; its anonymous part
-//! (heap and stacks) is reported apart, as the full run touches more of the binary's code pages. With
+//! Memory per served record is the server's resident memory after the measured runs (the closed loop, then
+//! the fixed rate), less its resident memory with an empty zone after a shorter run of the same queries,
+//! divided by N; its anonymous part (heap and stacks) is reported apart, as the full run touches more of the
+//! binary's code pages. It is reported right after the closed loop too: a server that finishes its first
+//! load behind the queries (extdns's sync runs below its answering thread, which the closed loop keeps
+//! busy on the one CPU) still holds that load's working memory then. With
 //! `--churn on` it is reported again at the end of the runs under changes (the server started afresh for
 //! them), against the same empty-zone baseline: what a server holds once its zone has been changing.
 
@@ -1110,7 +1113,10 @@ struct Figures {
     /// Resident memory at the end of the churned runs; `None` where not measured.
     churned_rss: Option<Resident>,
     cpu: f64,
+    /// Resident memory after the closed loop and the fixed rate.
     rss: Resident,
+    /// Resident memory right after the closed loop.
+    loaded_rss: Resident,
     empty_rss: Resident,
     load: String,
 }
@@ -1250,7 +1256,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
         let cpu_before = cpu_seconds(pid)?;
         let perf = dnsperf(port, &measured, &dir.join(who).join("dnsperf.log"))?;
         let cpu = cpu_seconds(pid)? - cpu_before;
-        let rss = resident_kib(pid)?;
+        let loaded_rss = resident_kib(pid)?;
         let fixed = (opts.rate > 0)
             .then(|| {
                 eprintln!(
@@ -1260,6 +1266,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
                 dnsperf(port, &measured.at(opts.rate), &dir.join(who).join("dnsperf-fixed.log"))
             })
             .transpose()?;
+        let rss = resident_kib(pid)?;
         if let Some(status) = proc.exited() {
             bail!("{who} exited during the run with {status}: {}", proc.log_tail(20));
         }
@@ -1338,6 +1345,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             churned_rss,
             cpu,
             rss,
+            loaded_rss,
             empty_rss,
             load,
         });
@@ -1424,8 +1432,9 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
          denial), asked with DO. {} pinned to CPU {CLIENT_CPU}: UDP, one thread, {} clients, 100 queries \
          outstanding, {} s per server, `-v` for each query's latency. Queries: {QUERIES} lines, {mix}. \
          Every server's answers to {} of them were checked against the zone and the first server's first. \
-         Machine: {} CPUs ({cpu}). Memory per record: RSS after the run less RSS with an empty zone after a {} s run, \
-         divided by {}. \"With 100 changes/s\": the server started again and measured alike while {CHURN} names \
+         Machine: {} CPUs ({cpu}). Memory per record: RSS after the runs (the closed loop, then the fixed rate) less \
+         RSS with an empty zone after a {} s run, divided by {}; \"right after the closed loop\": the same before the \
+         fixed rate. \"With 100 changes/s\": the server started again and measured alike while {CHURN} names \
          get a new address every second (Knot by one DNS UPDATE a second, extdns by the manifest it reads at each \
          one-second sync; CoreDNS's file plugin reloads whole files and is not measured). \"At the fixed rate\": \
          the same server asked again for as long at {} queries a second (`dnsperf -Q`), every server at the same \
@@ -1453,7 +1462,7 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
     }
     let _ = writeln!(t, "{header}\n{rule}");
     let n = opts.records as f64;
-    let rows: [Row; 28] = [
+    let rows: [Row; 30] = [
         ("queries per second", |f, _| format!("{:.0}", f.perf.qps)),
         ("latency average", |f, _| format!("{:.0} µs", f.perf.average())),
         ("latency p50", |f, _| format!("{:.0} µs", f.perf.percentile(50.0))),
@@ -1470,7 +1479,7 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
         ("dnsperf CPU during the run", |f, _| {
             format!("{:.1} s", f.perf.client_cpu)
         }),
-        ("RSS after the run", |f, _| format!("{:.1} MiB", f.rss.total / 1024.0)),
+        ("RSS after the runs", |f, _| format!("{:.1} MiB", f.rss.total / 1024.0)),
         ("RSS with an empty zone", |f, _| {
             format!("{:.1} MiB", f.empty_rss.total / 1024.0)
         }),
@@ -1479,6 +1488,12 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
         }),
         ("of which anonymous (not code pages)", |f, n| {
             format!("{:.0} B", (f.rss.anon - f.empty_rss.anon) * 1024.0 / n)
+        }),
+        ("right after the closed loop: memory per served record", |f, n| {
+            format!("{:.0} B", (f.loaded_rss.total - f.empty_rss.total) * 1024.0 / n)
+        }),
+        ("right after the closed loop: of which anonymous", |f, n| {
+            format!("{:.0} B", (f.loaded_rss.anon - f.empty_rss.anon) * 1024.0 / n)
         }),
         ("start to the last record answered", |f, _| format!("{:.2} s", f.ready)),
         ("with 100 changes/s: queries per second", |f, _| {
