@@ -309,34 +309,32 @@ fn test_support_violations(root: &Path, dir: &Path, trees: &[Vec<ModuleFile>]) -
     let mut out = Vec::new();
     for f in test_files(root, dir, trees)? {
         out.extend(copied_functions(&f, &names, instead));
-        out.extend(test_support::scrubbing(&f.text).into_iter().map(|offset| Violation {
-            line: code::line_of(&f.text, offset),
-            file: f.file.clone(),
-            message:
-                "the EXTERNAL_DNS_* variables scrubbed by hand: use `extdns_test_support::cli::command`".to_string(),
-        }));
+        let at = |text: &str, offsets: Vec<usize>, message: &str| -> Vec<Violation> {
+            offsets
+                .into_iter()
+                .map(|offset| Violation {
+                    line: code::line_of(text, offset),
+                    file: f.file.clone(),
+                    message: message.to_string(),
+                })
+                .collect()
+        };
+        out.extend(at(
+            &f.text,
+            test_support::scrubbing(&f.text),
+            "the EXTERNAL_DNS_* variables scrubbed by hand: use `extdns_test_support::cli::command`",
+        ));
         let stripped = code::strip_comments_and_literals(&f.text);
-        out.extend(
-            test_support::killing_drops(&stripped)
-                .into_iter()
-                .map(|offset| Violation {
-                    line: code::line_of(&stripped, offset),
-                    file: f.file.clone(),
-                    message: "a child killed by hand on drop: hold an `extdns_test_support::proc::OwnedChild`"
-                        .to_string(),
-                }),
-        );
-        out.extend(
-            test_support::unguarded_control_planes(&stripped)
-                .into_iter()
-                .map(|offset| Violation {
-                    line: code::line_of(&stripped, offset),
-                    file: f.file.clone(),
-                    message: "the control plane started without `require!(Etcd, KubeApiserver)` first: plain \
-                              `cargo test` must skip it"
-                        .to_string(),
-                }),
-        );
+        out.extend(at(
+            &stripped,
+            test_support::killing_drops(&stripped),
+            "a child killed by hand on drop: hold an `extdns_test_support::proc::OwnedChild`",
+        ));
+        out.extend(at(
+            &stripped,
+            test_support::unguarded_control_planes(&stripped),
+            "the control plane started without `require!(Etcd, KubeApiserver)` first: plain `cargo test` must skip it",
+        ));
     }
     Ok(out)
 }
