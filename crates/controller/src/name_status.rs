@@ -8,6 +8,7 @@
 //! conditions), the `/summary` endpoint and `extdns explain` all read: one model, so what `kubectl`, the
 //! summary and explain say about a name is the same.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -594,63 +595,65 @@ pub(crate) struct SyncFacts<'a> {
     pub uids: &'a dyn Fn(&ObjectKey) -> Option<Uid>,
 }
 
-/// One row of the plan: a name key, type and set identifier.
-type Row = (String, String, String);
+/// One row of the plan: a name key, type and set identifier, borrowed from the sync's endpoints (a name
+/// already in its key's spelling, as names almost always are, is not copied): the outcome is computed after
+/// every sync, for every record and every name asked for.
+type Row<'a> = (Cow<'a, str>, &'a str, &'a str);
 
-fn row_of(name: &str, record_type: &RecordType, set_identifier: &str) -> Row {
-    (
-        name_key(name).into_owned(),
-        record_type.to_string(),
-        set_identifier.to_string(),
-    )
+fn row_of(e: &Endpoint) -> Row<'_> {
+    (name_key(&e.dns_name), e.record_type.as_str(), &e.set_identifier)
 }
 
+/// Who holds each row: the `resource` label of the record there.
+type Holders<'a> = BTreeMap<Row<'a>, Cow<'a, str>>;
+
 /// The outcome of every object `facts` names.
-pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames> {
+pub(crate) fn compute<'a>(facts: &SyncFacts<'a>) -> BTreeMap<ObjectKey, ObjectNames> {
     let owner = facts.plan.owner_id.as_str();
     // Who holds each row after this sync: what was written, else what was there.
-    let mut holder: BTreeMap<Row, String> = BTreeMap::new();
-    let mut foreign: BTreeMap<String, String> = BTreeMap::new();
-    for e in facts.current {
+    let mut holder: Holders<'a> = BTreeMap::new();
+    let mut foreign: BTreeMap<Cow<'a, str>, &'a str> = BTreeMap::new();
+    let current: &'a [Endpoint] = facts.current;
+    for e in current {
         let mine = owner.is_empty() || e.owner() == Some(owner);
         if mine {
-            let resource = e.resource().map(|r| r.into_owned()).unwrap_or_default();
-            holder.insert(row_of(&e.dns_name, &e.record_type, &e.set_identifier), resource);
+            holder.insert(row_of(e), e.resource().unwrap_or_default());
         } else {
             foreign
-                .entry(name_key(&e.dns_name).into_owned())
-                .or_insert_with(|| e.owner().unwrap_or_default().to_string());
+                .entry(name_key(&e.dns_name))
+                .or_insert_with(|| e.owner().unwrap_or_default());
         }
     }
-    let mut refused: BTreeMap<Row, String> = BTreeMap::new();
-    for (c, why) in facts.errored {
+    let mut refused: BTreeMap<Row<'a>, String> = BTreeMap::new();
+    let errored: &'a [(&'a Change, Option<&'a FailureReason>)] = facts.errored;
+    for (c, why) in errored {
         let e = c.endpoint();
         let error = why.map_or_else(
             || "the write failed (see the extdns log)".to_string(),
             |w| w.to_string(),
         );
-        refused.insert(row_of(&e.dns_name, &e.record_type, &e.set_identifier), error);
+        refused.insert(row_of(e), error);
     }
-    for c in facts.applied {
+    let applied: &'a [&'a Change] = facts.applied;
+    for c in applied {
         let e = c.endpoint();
-        let row = row_of(&e.dns_name, &e.record_type, &e.set_identifier);
         match c {
             Change::Delete(_) => {
-                holder.remove(&row);
+                holder.remove(&row_of(e));
             }
             _ => {
-                let resource = e.resource().map(|r| r.into_owned()).unwrap_or_default();
-                holder.insert(row, resource);
+                holder.insert(row_of(e), e.resource().unwrap_or_default());
             }
         }
     }
 
     // A dry run's changes as if written: a row it would write for another object is that object's (a
     // conflict already, a CNAME beside it too), and one it would write for this object is pending.
-    let mut would_write: BTreeSet<Row> = BTreeSet::new();
-    for c in facts.unwritten {
+    let mut would_write: BTreeSet<Row<'a>> = BTreeSet::new();
+    let unwritten: &'a [Change] = facts.unwritten;
+    for c in unwritten {
         let e = c.endpoint();
-        let row = row_of(&e.dns_name, &e.record_type, &e.set_identifier);
+        let row = row_of(e);
         if refused.contains_key(&row) {
             continue;
         }
@@ -659,7 +662,7 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
                 holder.remove(&row);
             }
             _ => {
-                holder.insert(row.clone(), e.resource().map(|r| r.into_owned()).unwrap_or_default());
+                holder.insert(row.clone(), e.resource().unwrap_or_default());
                 would_write.insert(row);
             }
         }
@@ -668,10 +671,10 @@ pub(crate) fn compute(facts: &SyncFacts<'_>) -> BTreeMap<ObjectKey, ObjectNames>
     let mut out: Outcomes = BTreeMap::new();
     let mut shared = SharedNames::new(facts.provider);
     for a in facts.asked {
-        let row = row_of(&a.name, &a.record_type, &a.set_identifier);
+        let row = (name_key(&a.name), a.record_type.as_str(), a.set_identifier.as_str());
         let state = match holder.get(&row) {
             Some(resource) if would_write.contains(&row) && *resource != a.resource => {
-                NameState::conflict(Party::Object(resource.as_str().into()))
+                NameState::conflict(Party::Object(resource.as_ref().into()))
             }
             _ if would_write.contains(&row) => NameState::Pending,
             _ => state_of(facts, a, &row, &holder, &foreign, &refused, &mut shared),
@@ -701,10 +704,10 @@ type Outcomes = BTreeMap<ObjectKey, (Option<Uid>, Vec<NameOutcome>)>;
 fn state_of(
     facts: &SyncFacts<'_>,
     a: &Asked,
-    row: &Row,
-    holder: &BTreeMap<Row, String>,
-    foreign: &BTreeMap<String, String>,
-    refused: &BTreeMap<Row, String>,
+    row: &Row<'_>,
+    holder: &Holders<'_>,
+    foreign: &BTreeMap<Cow<'_, str>, &str>,
+    refused: &BTreeMap<Row<'_>, String>,
     shared: &mut SharedNames<'_>,
 ) -> NameState {
     if let Some(flag) = filtered_by(facts.plan, facts.provider_filter, &a.name, &a.record_type) {
@@ -717,11 +720,11 @@ fn state_of(
     }
     match holder.get(row) {
         Some(resource) if *resource == a.resource => shared.published(facts.provider_filter, &a.name),
-        Some(resource) => NameState::conflict(Party::Object(resource.as_str().into())),
+        Some(resource) => NameState::conflict(Party::Object(resource.as_ref().into())),
         None => match foreign.get(&row.0) {
-            Some(other) => NameState::conflict(Party::Owner(other.as_str().into())),
+            Some(other) => NameState::conflict(Party::Owner((*other).into())),
             None => match cname_blocked_by(a, row, holder) {
-                Some(resource) => NameState::conflict(Party::Object(resource.as_str().into())),
+                Some(resource) => NameState::conflict(Party::Object(resource.into())),
                 None => NameState::Pending,
             },
         },
@@ -765,16 +768,16 @@ impl<'p> SharedNames<'p> {
 
 /// A CNAME cannot share its name with another record, and the plan drops the CNAME asked beside another
 /// type (external-dns's rule): the holder of a record of another type at the name, if there is one.
-fn cname_blocked_by<'h>(a: &Asked, row: &Row, holder: &'h BTreeMap<Row, String>) -> Option<&'h String> {
+fn cname_blocked_by<'h, 'a>(a: &Asked, row: &Row<'a>, holder: &'h Holders<'a>) -> Option<&'h str> {
     if a.record_type != RecordType::Cname {
         return None;
     }
-    let start = (row.0.clone(), String::new(), String::new());
+    let start = (row.0.clone(), "", "");
     holder
         .range(start..)
         .take_while(|((name, _, _), _)| *name == row.0)
         .find(|((_, t, _), _)| *t != row.1)
-        .map(|(_, resource)| resource)
+        .map(|(_, resource)| resource.as_ref())
 }
 
 /// The flag that keeps `name`/`record_type` out of the plan, if one does (the plan's own admission rule).
