@@ -642,6 +642,7 @@ impl Default for Ends {
         Ends::Each(Box::new([0]))
     }
 }
+
 /// The fields of a DNSEndpoint entry most entries leave empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RareFields {
