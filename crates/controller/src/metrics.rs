@@ -859,7 +859,8 @@ mod tests {
                     set_identifier: Box::default(),
                     state: state.clone(),
                 })
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
         };
         let published = NameState::published("p", None);
         let web = ObjectKey::new(ResourceKind::Service, "shop", "web");

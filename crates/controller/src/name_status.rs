@@ -324,17 +324,15 @@ impl NameStatuses {
                 .names
                 .iter()
                 .filter(|n| !n.name.is_empty() && !planned.contains(name_key(n.name).as_ref()));
-            let mut uid = old.uid;
-            let names = match update.remove(&key) {
+            let new = update.remove(&key);
+            let uid = new.as_ref().and_then(|n| n.uid).or(old.uid);
+            let names = match &new {
                 Some(new) => {
-                    uid = new.uid.or(uid);
-                    let mut names: Vec<NameOutcome> = kept.chain(&new.names).map(|n| n.to_outcome()).collect();
-                    names.sort_by(order);
-                    names.dedup();
+                    let mut names: Vec<NameRef<'_>> = kept.chain(&new.names).collect();
                     drop_redundant_nameless(&mut names);
-                    NameList::from(names)
+                    sorted(names)
                 }
-                None => kept.map(|n| n.to_outcome()).collect(),
+                None => kept.collect(),
             };
             changed |= self.put(key, ObjectNames { uid, names });
         }
@@ -349,15 +347,26 @@ impl NameStatuses {
     /// from every book, in name order, its uid the first book's that knows it. Given to
     /// [`NameBook::replace`], which keeps the names it already holds where they are the same.
     pub fn union<'a>(books: impl IntoIterator<Item = &'a NameStatuses>) -> BTreeMap<ObjectKey, ObjectNames> {
-        let mut objects: BTreeMap<ObjectKey, (Option<Uid>, Vec<NameOutcome>)> = BTreeMap::new();
+        let mut objects: BTreeMap<ObjectKey, (Option<Uid>, Vec<NameRef<'a>>)> = BTreeMap::new();
         for book in books {
             for (key, names) in book.iter() {
                 let (uid, merged) = objects.entry(key.clone()).or_default();
                 *uid = uid.or(names.uid);
-                merged.extend(names.names.iter().map(|n| n.to_outcome()));
+                merged.extend(&names.names);
             }
         }
-        sorted(objects)
+        objects
+            .into_iter()
+            .map(|(key, (uid, names))| {
+                (
+                    key,
+                    ObjectNames {
+                        uid,
+                        names: sorted(names),
+                    },
+                )
+            })
+            .collect()
     }
 
     fn replace_all(&mut self, update: BTreeMap<ObjectKey, ObjectNames>) -> bool {
@@ -419,7 +428,7 @@ impl NameStatuses {
 
 /// An incremental sync sees only the records of the names it plans, so a failed object whose records lie
 /// elsewhere comes with a nameless outcome: it says nothing its named ones do not.
-fn drop_redundant_nameless(names: &mut Vec<NameOutcome>) {
+fn drop_redundant_nameless(names: &mut Vec<NameRef<'_>>) {
     let named: BTreeSet<Reason> = names
         .iter()
         .filter(|n| !n.name.is_empty())
@@ -437,25 +446,15 @@ impl FromIterator<(ObjectKey, ObjectNames)> for NameStatuses {
     }
 }
 
-/// Each object's outcomes sorted, without the same one twice, as the book keeps them.
-fn sorted(objects: BTreeMap<ObjectKey, (Option<Uid>, Vec<NameOutcome>)>) -> BTreeMap<ObjectKey, ObjectNames> {
-    objects
-        .into_iter()
-        .map(|(key, (uid, mut names))| {
-            names.sort_by(order);
-            names.dedup();
-            (
-                key,
-                ObjectNames {
-                    uid,
-                    names: names.into(),
-                },
-            )
-        })
-        .collect()
+/// An object's outcomes sorted, without the same one twice, as the book keeps them: made from borrowed
+/// outcomes, so a fold or a union copies each name once, into the list.
+fn sorted(mut names: Vec<NameRef<'_>>) -> NameList {
+    names.sort_by(order);
+    names.dedup();
+    names.into_iter().collect()
 }
 
-fn order(a: &NameOutcome, b: &NameOutcome) -> std::cmp::Ordering {
+fn order(a: &NameRef<'_>, b: &NameRef<'_>) -> std::cmp::Ordering {
     // By the type's text, not its variant order: the order names were always listed in.
     (&a.name, a.record_type.as_str(), &a.set_identifier).cmp(&(&b.name, b.record_type.as_str(), &b.set_identifier))
 }
@@ -695,7 +694,12 @@ pub(crate) fn compute<'a>(facts: &SyncFacts<'a>) -> BTreeMap<ObjectKey, ObjectNa
         }
     }
     held_names(facts, &mut out);
-    sorted(out)
+    out.into_iter()
+        .map(|(key, (uid, names))| {
+            let names = sorted(names.iter().map(NameOutcome::borrowed).collect());
+            (key, ObjectNames { uid, names })
+        })
+        .collect()
 }
 
 /// Each object's uid and outcomes, as a sync pushes them.

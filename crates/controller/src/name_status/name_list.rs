@@ -53,6 +53,18 @@ pub struct NameRef<'a> {
     pub state: &'a NameState,
 }
 
+impl NameOutcome {
+    /// The outcome, borrowed: what a list is made from.
+    pub fn borrowed(&self) -> NameRef<'_> {
+        NameRef {
+            name: &self.name,
+            record_type: &self.record_type,
+            set_identifier: &self.set_identifier,
+            state: &self.state,
+        }
+    }
+}
+
 impl NameRef<'_> {
     /// The outcome, owned.
     pub fn to_outcome(&self) -> NameOutcome {
@@ -140,13 +152,14 @@ impl<'a> IntoIterator for &'a NameList {
     }
 }
 
-/// Each value once, in the order first seen, with its index.
-struct Distinct<T> {
-    values: Vec<T>,
-    index: HashMap<T, u32>,
+/// Each value once, in the order first seen, with its index; found by the borrowed value it was made
+/// from, so only a new value is copied.
+struct Distinct<'a, T: ?Sized, O> {
+    values: Vec<O>,
+    index: HashMap<&'a T, u32>,
 }
 
-impl<T: Hash + Eq + Clone> Distinct<T> {
+impl<'a, T: ?Sized + Hash + Eq, O> Distinct<'a, T, O> {
     fn new() -> Self {
         Distinct {
             values: Vec::new(),
@@ -154,13 +167,13 @@ impl<T: Hash + Eq + Clone> Distinct<T> {
         }
     }
 
-    /// The index of `value`, kept if new; `None` past `u32` (see [`Row`]).
-    fn index_of(&mut self, value: T) -> Option<u32> {
-        if let Some(i) = self.index.get(&value) {
+    /// The index of `value`, kept (as `own` makes it) if new; `None` past `u32` (see [`Row`]).
+    fn index_of(&mut self, value: &'a T, own: impl FnOnce(&T) -> O) -> Option<u32> {
+        if let Some(i) = self.index.get(value) {
             return Some(*i);
         }
         let i = u32::try_from(self.values.len()).ok()?;
-        self.values.push(value.clone());
+        self.values.push(own(value));
         self.index.insert(value, i);
         Some(i)
     }
@@ -168,12 +181,12 @@ impl<T: Hash + Eq + Clone> Distinct<T> {
 
 impl From<Vec<NameOutcome>> for NameList {
     fn from(outcomes: Vec<NameOutcome>) -> Self {
-        NameList::from_iter(outcomes)
+        outcomes.iter().map(NameOutcome::borrowed).collect()
     }
 }
 
-impl FromIterator<NameOutcome> for NameList {
-    fn from_iter<I: IntoIterator<Item = NameOutcome>>(outcomes: I) -> Self {
+impl<'a> FromIterator<NameRef<'a>> for NameList {
+    fn from_iter<I: IntoIterator<Item = NameRef<'a>>>(outcomes: I) -> Self {
         let mut text = String::new();
         let mut rows = Vec::new();
         let mut states = Distinct::new();
@@ -182,15 +195,17 @@ impl FromIterator<NameOutcome> for NameList {
         for o in outcomes {
             let (Some(end), Some(state), Some(set_identifier), Some(record_type)) = (
                 u32::try_from(text.len() + o.name.len()).ok(),
-                states.index_of(o.state),
-                set_identifiers.index_of(o.set_identifier),
-                types.index_of(o.record_type).and_then(|t| u8::try_from(t).ok()),
+                states.index_of(o.state, NameState::clone),
+                set_identifiers.index_of(o.set_identifier, |s| Box::from(s)),
+                types
+                    .index_of(o.record_type, RecordType::clone)
+                    .and_then(|t| u8::try_from(t).ok()),
             ) else {
                 // Past what a row indexes (see `Row`): no object comes near it, and the book is a report.
                 tracing::warn!(names = rows.len(), "an object's outcomes beyond this many are not kept");
                 break;
             };
-            text.push_str(&o.name);
+            text.push_str(o.name);
             rows.push(Row {
                 end,
                 state,
