@@ -29,7 +29,7 @@ pub use rollover::ZoneKeys;
 pub use signer::ZoneSigning;
 #[cfg(test)]
 pub(crate) use signer::tests::signed as signatures_made;
-pub(crate) use signer::{Link, Signature};
+pub(crate) use signer::{INCEPTION_SKEW, Link, Signature};
 use tokio::sync::watch;
 use tracing::warn;
 

@@ -40,7 +40,7 @@ use crate::name_key::WireName;
 use crate::shards::ShardedMap;
 
 /// How far back a signature's inception is put, for validators whose clocks lag ours.
-const INCEPTION_SKEW: u32 = 3_600;
+pub(crate) const INCEPTION_SKEW: u32 = 3_600;
 
 /// The slots a renewal period is cut into: the phases a set may have, so at most this many rounds (and
 /// serials moved for renewal) a period, each renewing about this fraction of the zone.
