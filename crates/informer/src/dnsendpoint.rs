@@ -152,18 +152,20 @@ impl Sealed for DnsEndpoint {
                     })
                     .collect()
             }),
-            endpoints: entries
-                .iter()
-                .map(|e| {
-                    e.as_ref().map(|e| {
-                        let mut entry = view::DnsEndpointEntry::new(
-                            e.dns_name.as_deref().unwrap_or_default(),
-                            e.targets.iter().flatten().map(String::as_str),
-                            c.interner.intern(e.record_type.as_deref().unwrap_or_default()),
-                        );
-                        entry.record_ttl = e.record_ttl.unwrap_or_default();
-                        entry.rare = view::RareFields {
-                            set_identifier: boxed(e.set_identifier.as_deref()),
+            endpoints: {
+                let mut list = view::EntriesBuilder::with_capacity(entries.len());
+                for e in entries {
+                    let Some(e) = e else {
+                        list.push_null();
+                        continue;
+                    };
+                    list.push(
+                        e.dns_name.as_deref().unwrap_or_default(),
+                        e.targets.iter().flatten().map(String::as_str),
+                        c.interner.intern(e.record_type.as_deref().unwrap_or_default()),
+                        e.record_ttl.unwrap_or_default(),
+                        view::RareFields {
+                            set_identifier: e.set_identifier.as_deref().unwrap_or_default().into(),
                             labels: e.labels.clone().unwrap_or_default().into_iter().collect(),
                             provider_specific: e
                                 .provider_specific
@@ -171,19 +173,13 @@ impl Sealed for DnsEndpoint {
                                 .flatten()
                                 .map(|p| (p.name.clone(), p.value.clone()))
                                 .collect(),
-                        }
-                        .boxed();
-                        entry
-                    })
-                })
-                .collect(),
+                        },
+                    );
+                }
+                list.finish()
+            },
         }
     }
-}
-
-/// An optional string as the view keeps it, empty when absent.
-fn boxed(s: Option<&str>) -> Box<str> {
-    s.unwrap_or_default().into()
 }
 
 #[cfg(test)]
@@ -217,11 +213,11 @@ mod tests {
         let v = view_of(value);
         assert_eq!((v.generation, v.observed_generation), (Some(3), Some(2)));
         assert_eq!(v.endpoints.len(), 2);
-        assert!(v.endpoints[0].is_none());
-        let e = v.endpoints[1].as_ref().expect("entry");
+        assert!(v.endpoints.get(0).is_some_and(|e| e.is_none()));
+        let e = v.endpoints.get(1).flatten().expect("entry");
         assert_eq!(e.dns_name(), "x.example.org");
         assert_eq!(e.targets().collect::<Vec<_>>(), ["1.2.3.4"]);
-        assert_eq!(e.record_ttl, 60);
+        assert_eq!((e.record_type(), e.record_ttl()), ("A", 60));
         assert_eq!(e.set_identifier(), "s");
         assert_eq!(e.labels(), [("k".to_string(), "v".to_string())]);
         assert_eq!(e.provider_specific(), [("n".to_string(), "v".to_string())]);
@@ -241,12 +237,12 @@ mod tests {
             ]}
         });
         let v = view_of(value);
-        let (bare, empty) = (
-            v.endpoints[0].as_ref().expect("entry"),
-            v.endpoints[1].as_ref().expect("entry"),
-        );
-        assert!(bare.rare.is_none() && empty.rare.is_none());
-        assert_eq!(bare, empty);
+        let mut both = view::EntriesBuilder::default();
+        for _ in 0..2 {
+            both.push("x.example.org", ["1.2.3.4"], "A".into(), 0, view::RareFields::default());
+        }
+        assert_eq!(v.endpoints, both.finish(), "the empty spellings hold nothing");
+        let bare = v.endpoints.get(0).flatten().expect("entry");
         assert_eq!(
             (bare.set_identifier(), bare.labels(), bare.provider_specific()),
             ("", &[][..], &[][..])

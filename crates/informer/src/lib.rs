@@ -35,6 +35,7 @@ pub mod client;
 pub mod convert;
 mod decode;
 pub mod dnsendpoint;
+mod dnsendpoint_entries;
 pub mod f5;
 mod fanout;
 mod fields;

@@ -2,6 +2,7 @@
 //! memory grows with what extdns uses, not with the size of the objects in the cluster. Names follow the
 //! Kubernetes API; optional API fields stay `Option` where "absent" and "empty" mean different things.
 
+pub use crate::dnsendpoint_entries::{DnsEndpointEntries, DnsEndpointEntry, EntriesBuilder, EntryTargets, RareFields};
 use crate::index::Ref;
 use crate::intern::Interner;
 use crate::item::Item;
@@ -603,157 +604,10 @@ pub struct DnsEndpoint {
     pub observed_generation: Option<i64>,
     /// `status.conditions`; `None` when the status has none (v0.22's CRD prunes them).
     pub conditions: Option<Vec<DnsEndpointCondition>>,
-    /// `spec.endpoints`, in order; `None` for a `null` entry (skipped, but it keeps the indexes warnings name).
-    pub endpoints: Vec<Option<DnsEndpointEntry>>,
+    /// `spec.endpoints`, in order, `null` entries included (skipped, but they keep the indexes warnings
+    /// name).
+    pub endpoints: DnsEndpointEntries,
 }
-
-/// One `spec.endpoints[]` entry; absent fields are empty (zero for the TTL).
-///
-/// Kept between syncs for every record a DNSEndpoint asks for (the built-in DNS server's zone from
-/// manifests: one entry per served record), so sized for that: the name and the targets in one string
-/// (one allocation, where a name, a list and a target each had theirs), the type interned, one string
-/// shared by every entry of the type, and the fields most entries leave empty (set identifier, labels,
-/// provider properties) boxed together, absent when all are empty (`tests/dnsendpoint_memory.rs`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DnsEndpointEntry {
-    /// `dnsName`, then each of `targets`, one after the other.
-    text: Box<str>,
-    /// Where the name and each target end in `text`.
-    ends: Ends,
-    /// `recordType`, interned.
-    pub record_type: Sym,
-    /// `recordTTL`.
-    pub record_ttl: i64,
-    /// `setIdentifier`, `labels` and `providerSpecific`; `None` when all three are empty.
-    pub rare: Option<Box<RareFields>>,
-}
-
-/// Where the parts of an entry's text end. One target, what almost every entry has, needs only the name's
-/// end (the target is the rest); no target, several, or a name past `u32` keep every end.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ends {
-    OneTarget { name: u32 },
-    Each(Box<[usize]>),
-}
-
-impl Default for Ends {
-    /// No name and no target.
-    fn default() -> Self {
-        Ends::Each(Box::new([0]))
-    }
-}
-
-/// The fields of a DNSEndpoint entry most entries leave empty.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RareFields {
-    /// `setIdentifier`.
-    pub set_identifier: Box<str>,
-    /// `labels`.
-    pub labels: Box<[(String, String)]>,
-    /// `providerSpecific`, as (name, value) pairs.
-    pub provider_specific: Box<[(String, String)]>,
-}
-
-impl RareFields {
-    /// `None` when every field is empty, so an entry holds nothing for them.
-    pub fn boxed(self) -> Option<Box<RareFields>> {
-        let empty = self.set_identifier.is_empty() && self.labels.is_empty() && self.provider_specific.is_empty();
-        (!empty).then(|| Box::new(self))
-    }
-}
-
-impl DnsEndpointEntry {
-    /// The entry of `dns_name`, `targets` and `record_type`, its other fields empty.
-    pub fn new<'a>(dns_name: &str, targets: impl IntoIterator<Item = &'a str>, record_type: Sym) -> DnsEndpointEntry {
-        let mut text = String::from(dns_name);
-        let mut ends = vec![text.len()];
-        for target in targets {
-            text.push_str(target);
-            ends.push(text.len());
-        }
-        let ends = match (ends.as_slice(), u32::try_from(dns_name.len())) {
-            ([_, _], Ok(name)) => Ends::OneTarget { name },
-            _ => Ends::Each(ends.into_boxed_slice()),
-        };
-        DnsEndpointEntry {
-            text: text.into_boxed_str(),
-            ends,
-            record_type,
-            ..DnsEndpointEntry::default()
-        }
-    }
-
-    /// `dnsName`.
-    pub fn dns_name(&self) -> &str {
-        let end = match &self.ends {
-            Ends::OneTarget { name } => *name as usize,
-            Ends::Each(ends) => ends.first().copied().unwrap_or_default(),
-        };
-        self.text.get(..end).unwrap_or_default()
-    }
-
-    /// `targets`, in order.
-    pub fn targets(&self) -> EntryTargets<'_> {
-        let (from, ends, last) = match &self.ends {
-            Ends::OneTarget { name } => (*name as usize, &[][..], Some(self.text.len())),
-            Ends::Each(ends) => (
-                ends.first().copied().unwrap_or_default(),
-                ends.get(1..).unwrap_or_default(),
-                None,
-            ),
-        };
-        EntryTargets {
-            text: &self.text,
-            from,
-            ends: ends.iter(),
-            last,
-        }
-    }
-
-    /// `setIdentifier` (empty when absent).
-    pub fn set_identifier(&self) -> &str {
-        self.rare.as_ref().map_or("", |r| &r.set_identifier)
-    }
-
-    /// `labels`.
-    pub fn labels(&self) -> &[(String, String)] {
-        self.rare.as_ref().map_or(&[], |r| &r.labels)
-    }
-
-    /// `providerSpecific`, as (name, value) pairs.
-    pub fn provider_specific(&self) -> &[(String, String)] {
-        self.rare.as_ref().map_or(&[], |r| &r.provider_specific)
-    }
-}
-
-/// A [`DnsEndpointEntry`]'s targets, in order.
-#[derive(Debug, Clone)]
-pub struct EntryTargets<'a> {
-    text: &'a str,
-    /// Where the next target starts.
-    from: usize,
-    ends: std::slice::Iter<'a, usize>,
-    /// The one target's end, when the entry keeps only the name's.
-    last: Option<usize>,
-}
-
-impl<'a> Iterator for EntryTargets<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        let end = self.ends.next().copied().or_else(|| self.last.take())?;
-        let target = self.text.get(self.from..end).unwrap_or_default();
-        self.from = end;
-        Some(target)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.ends.len() + usize::from(self.last.is_some());
-        (left, Some(left))
-    }
-}
-
-impl ExactSizeIterator for EntryTargets<'_> {}
 
 impl DnsEndpoint {
     /// Whether `self` and `old` differ in their status alone (`observedGeneration`, conditions), which
@@ -1134,39 +988,6 @@ pub(crate) fn ambassador_host_refs(host: &AmbassadorHost) -> Vec<Ref> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_entry_gives_back_its_name_and_targets_whatever_their_number() {
-        let targets = |e: &DnsEndpointEntry| e.targets().map(str::to_string).collect::<Vec<_>>();
-        let one = DnsEndpointEntry::new("web.example.org", ["192.0.2.1"], Sym::default());
-        assert_eq!(
-            (one.dns_name(), targets(&one)),
-            ("web.example.org", vec!["192.0.2.1".to_string()])
-        );
-        assert!(
-            matches!(one.ends, Ends::OneTarget { .. }),
-            "one target keeps the name's end alone"
-        );
-        let several = DnsEndpointEntry::new("web.example.org", ["192.0.2.1", "", "192.0.2.3"], Sym::default());
-        assert_eq!(targets(&several), ["192.0.2.1", "", "192.0.2.3"]);
-        assert_eq!(several.targets().len(), 3);
-        let none = DnsEndpointEntry::new("web.example.org", [], Sym::default());
-        assert_eq!((none.dns_name(), none.targets().len()), ("web.example.org", 0));
-        let empty_target = DnsEndpointEntry::new("", [""], Sym::default());
-        assert_eq!(
-            (empty_target.dns_name(), targets(&empty_target)),
-            ("", vec![String::new()])
-        );
-        assert_ne!(
-            empty_target,
-            DnsEndpointEntry::default(),
-            "one empty target is not none"
-        );
-        assert_eq!(
-            DnsEndpointEntry::new("", [], Sym::default()),
-            DnsEndpointEntry::default()
-        );
-    }
 
     #[test]
     fn istio_references_default_to_the_own_namespace_and_refuse_more_than_one_slash() {

@@ -264,11 +264,18 @@ impl StatusSink for CrdStatus {
 
 #[cfg(test)]
 mod tests {
-    use extdns_informer::view::{DnsEndpointEntry, Meta};
+    use extdns_informer::view::{EntriesBuilder, Meta, RareFields};
 
     use super::*;
 
-    fn object(entries: Vec<DnsEndpointEntry>, generation: i64, observed: Option<i64>) -> DnsEndpoint {
+    /// An entry: its name, its one target and its type.
+    type Entry<'a> = (&'a str, &'a str, &'a str);
+
+    fn object(entries: Vec<Entry<'_>>, generation: i64, observed: Option<i64>) -> DnsEndpoint {
+        let mut list = EntriesBuilder::default();
+        for (name, target, record_type) in entries {
+            list.push(name, [target], record_type.into(), 0, RareFields::default());
+        }
         DnsEndpoint {
             meta: Meta {
                 name: "web".into(),
@@ -278,12 +285,12 @@ mod tests {
             generation: Some(generation),
             observed_generation: observed,
             conditions: None,
-            endpoints: entries.into_iter().map(Some).collect(),
+            endpoints: list.finish(),
         }
     }
 
-    fn entry(target: &str) -> DnsEndpointEntry {
-        DnsEndpointEntry::new("web.example.org", [target], "A".into())
+    fn entry(target: &str) -> Entry<'_> {
+        ("web.example.org", target, "A")
     }
 
     fn reasons(c: &[DnsEndpointCondition]) -> Vec<(&str, &str, &str)> {
@@ -454,14 +461,13 @@ mod tests {
             );
         }
         // One entry in, one out: still not every record is published.
-        let other = DnsEndpointEntry::new("web.example.net", ["192.0.2.2"], "A".into());
+        let other = ("web.example.net", "192.0.2.2", "A");
         let two = object(vec![entry("192.0.2.1"), other], 1, None);
         let c = conditions(&two, &quiet, &inside);
         assert_eq!(c[1].reason, "Filtered");
         assert!(!c[1].message.contains("web.example.org "), "{}", c[1].message);
         // A type the plan does not manage.
-        let mut ns = entry("ns1.example.org");
-        ns.record_type = "NS".into();
+        let ns = ("web.example.org", "ns1.example.org", "NS");
         let c = conditions(&object(vec![ns], 1, None), &quiet, &PlanConfig::default());
         assert_eq!(c[1].reason, "Filtered");
         assert!(c[1].message.contains("not managed"), "{}", c[1].message);

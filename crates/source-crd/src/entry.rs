@@ -80,16 +80,16 @@ impl fmt::Display for Invalid {
 
 /// The record an entry spells, verbatim (the pipeline normalises names and targets as for every source),
 /// or why it cannot be published.
-pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
+pub(crate) fn endpoint(e: DnsEndpointEntry<'_>) -> Result<Endpoint, Invalid> {
     if e.dns_name().is_empty() {
         return Err(Invalid::NoName);
     }
     let record_type = RecordType::KNOWN
         .into_iter()
-        .find(|t| t.as_str() == e.record_type)
-        .ok_or_else(|| Invalid::RecordType(e.record_type.to_string()))?;
-    if e.record_ttl < 0 {
-        return Err(Invalid::NegativeTtl(e.record_ttl));
+        .find(|t| t.as_str() == e.record_type())
+        .ok_or_else(|| Invalid::RecordType(e.record_type().to_string()))?;
+    if e.record_ttl() < 0 {
+        return Err(Invalid::NegativeTtl(e.record_ttl()));
     }
     for target in e.targets() {
         check_target(&record_type, target)?;
@@ -104,7 +104,7 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
         targets: Targets::from(targets),
         record_type,
         set_identifier: e.set_identifier().to_string(),
-        record_ttl: Ttl(e.record_ttl),
+        record_ttl: Ttl(e.record_ttl()),
         labels: e.labels().iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
         provider_specific: ProviderSpecific(
             e.provider_specific()

@@ -167,7 +167,7 @@ fn warn_invalid(o: &DnsEndpoint, invalid: &[InvalidEntry]) {
         let name = o
             .endpoints
             .get(i.index)
-            .and_then(Option::as_ref)
+            .flatten()
             .map(|e| extdns_source::shorten(e.dns_name()))
             .unwrap_or_default();
         tracing::warn!(
@@ -186,9 +186,11 @@ fn warn_invalid(o: &DnsEndpoint, invalid: &[InvalidEntry]) {
 pub fn held_records(o: &DnsEndpoint, invalid: &[InvalidEntry]) -> HeldRecords {
     let mut held = HeldRecords::new();
     for i in invalid {
-        match o.endpoints.get(i.index).and_then(Option::as_ref) {
+        match o.endpoints.get(i.index).flatten() {
             Some(entry) if !i.why.name_unknown() => {
-                let record_type = RecordType::KNOWN.into_iter().find(|t| t.as_str() == entry.record_type);
+                let record_type = RecordType::KNOWN
+                    .into_iter()
+                    .find(|t| t.as_str() == entry.record_type());
                 held.name(entry.dns_name(), record_type);
             }
             _ => held.uncovered(),
