@@ -21,7 +21,7 @@ use extdns_source::{Failures, Held};
 
 mod by_name;
 mod name_list;
-use by_name::ByName;
+use by_name::{ByName, IndexEdits};
 pub use name_list::{NameList, NameRef};
 use serde::Serialize;
 use tokio::sync::watch;
@@ -248,8 +248,8 @@ impl ObjectNames {
 pub struct NameStatuses {
     /// Each key shared with the name index's entries of the object.
     objects: BTreeMap<Arc<ObjectKey>, Arc<ObjectNames>>,
-    /// Name → the objects with an outcome at that name ([`ByName`]: a hash and shared keys per name, not a
-    /// copy of the name and of each object's key: 350 → 50 B a name, `tests/name_status_memory.rs`).
+    /// Name → the objects with an outcome at that name ([`ByName`]: a hash and a shared key per name, not
+    /// a copy of the name and of each object's key: 350 → 16 B a name, `tests/name_status_memory.rs`).
     by_name: ByName,
     /// The objects with a nameless outcome (failed before owning a record): every incremental fold visits
     /// them, as the sync reports them afresh.
@@ -318,6 +318,7 @@ impl NameStatuses {
         }
         let mut update = update;
         let mut changed = false;
+        let mut edits = IndexEdits::default();
         for key in affected {
             let Some(old) = self.objects.get(&key) else { continue };
             let kept = old
@@ -334,12 +335,13 @@ impl NameStatuses {
                 }
                 None => kept.collect(),
             };
-            changed |= self.put(key, ObjectNames { uid, names });
+            changed |= self.put(key, ObjectNames { uid, names }, &mut edits);
         }
         // Objects with no outcome before: theirs as computed.
         for (key, names) in update {
-            changed |= self.put(key, names);
+            changed |= self.put(key, names, &mut edits);
         }
+        self.by_name.apply(edits);
         changed
     }
 
@@ -377,21 +379,24 @@ impl NameStatuses {
             .map(|k| k.as_ref().clone())
             .collect();
         let mut changed = !gone.is_empty();
+        let mut edits = IndexEdits::default();
         for key in gone {
-            self.remove(&key);
+            self.remove(&key, &mut edits);
         }
         for (key, names) in update {
-            changed |= self.put(key, names);
+            changed |= self.put(key, names, &mut edits);
         }
+        self.by_name.apply(edits);
         changed
     }
 
-    /// Sets `key`'s names (none: the object leaves the book); whether that changed anything.
-    fn put(&mut self, key: ObjectKey, names: ObjectNames) -> bool {
+    /// Sets `key`'s names (none: the object leaves the book); whether that changed anything. The index's
+    /// changes go to `edits`.
+    fn put(&mut self, key: ObjectKey, names: ObjectNames, edits: &mut IndexEdits) -> bool {
         if self.objects.get(&key).map(Arc::as_ref) == Some(&names) {
             return false;
         }
-        let had = self.remove(&key);
+        let had = self.remove(&key, edits);
         if names.names.is_empty() {
             return had;
         }
@@ -401,16 +406,17 @@ impl NameStatuses {
             if n.name.is_empty() {
                 self.nameless.insert(key.as_ref().clone());
             } else {
-                self.by_name.insert(n.name, &key);
+                edits.enter(n.name, &key);
             }
         }
         self.objects.insert(key, Arc::new(names));
         true
     }
 
-    /// Takes `key` out of the book, its index and its counts; whether it was there.
-    fn remove(&mut self, key: &ObjectKey) -> bool {
-        let Some(old) = self.objects.remove(key) else {
+    /// Takes `key` out of the book and its counts, and its index entries out through `edits`; whether it
+    /// was there.
+    fn remove(&mut self, key: &ObjectKey, edits: &mut IndexEdits) -> bool {
+        let Some((shared, old)) = self.objects.remove_entry(key) else {
             return false;
         };
         self.nameless.remove(key);
@@ -418,10 +424,8 @@ impl NameStatuses {
             if let Some(c) = self.counts.get_mut(&(key.kind, n.state.reason())) {
                 *c = c.saturating_sub(1);
             }
-            if !n.name.is_empty() {
-                self.by_name.remove(n.name, key);
-            }
         }
+        edits.leave(shared);
         true
     }
 }
