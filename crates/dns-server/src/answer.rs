@@ -345,7 +345,8 @@ fn resolve<'z>(
             return;
         };
         answer(cname, response);
-        let Some(RData::CNAME(target)) = cname.data.naming().first() else {
+        let naming = cname.data.naming();
+        let Some(RData::CNAME(target)) = naming.first() else {
             return;
         };
         let Some(target_lower) = NameKey::new(&target.0) else {

@@ -1,21 +1,25 @@
-//! A record set's data as the zone holds it: addresses as their bytes, everything else as hickory's
-//! record data.
+//! A record set's data as the zone holds it: addresses as their bytes, everything else as its wire form.
 //!
 //! hickory's `RData` is 184 bytes whatever it holds (its largest variants set the size), so an A record
 //! kept as one cost 184 bytes for its 4, and A and AAAA are most of a zone the controller writes (70 % of
 //! the serving benchmark's). An address set is kept as its addresses (4 or 16 bytes each) and made into
-//! `RData` when a query or a transfer reads it, which is as cheap as the copy of the `RData` it replaces;
-//! other types keep their `RData` (what they name, a CNAME's target or an MX's exchange, is read by
-//! reference on the answer path). Every form is a boxed slice: exactly its length, and 8 bytes smaller
-//! than a vector; but one address, the commonest set, is kept inside the set itself (as large as the
-//! slice's pointer and length), so reading it costs no load of another cache line, and holding it no
-//! allocation (issue 49: the tail and memory per record).
+//! `RData` when a query or a transfer reads it, which is as cheap as the copy of the `RData` it replaces.
+//! Every other set (CNAME, TXT, MX, SRV and the rest: 30 % of the benchmark's zone) is kept as its records'
+//! wire form, each after its length: a CNAME to a 20-character name is 24 bytes, where its `RData` was 184
+//! and the name's spill beyond hickory's inline room. It is read back into `RData` for an answer, which
+//! costs about what the copy of a kept `RData` cost; the data a write gives is kept as `RData` only when
+//! its wire form does not read back as the same data (a form hickory writes but does not read alike).
+//! Every form is a boxed slice: exactly its length, and 8 bytes smaller than a vector; but one address,
+//! the commonest set, is kept inside the set itself (as large as the slice's pointer and length), so
+//! reading it costs no load of another cache line, and holding it no allocation (issue 49: the tail and
+//! memory per record).
 
 use std::borrow::Cow;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use hickory_proto::rr::RData;
 use hickory_proto::rr::rdata::{A, AAAA};
+use hickory_proto::rr::{RData, RecordType};
+use hickory_proto::serialize::binary::{BinDecoder, BinEncodable, BinEncoder, Restrict};
 
 /// The records of one set, in the order written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,13 +35,15 @@ enum Form {
     V4(Box<[Ipv4Addr]>),
     /// An AAAA set.
     V6(Box<[Ipv6Addr]>),
-    /// Any other set (or an empty one).
+    /// Any other set: each record's data in its wire form after its length (two bytes, big-endian).
+    Wire(RecordType, Box<[u8]>),
+    /// A set whose wire form does not read back as given (or an empty one): its data as given.
     Other(Box<[RData]>),
 }
 
 impl From<Vec<RData>> for SetData {
-    /// Addresses when every record is an A record or every record an AAAA record; the data as given
-    /// otherwise.
+    /// Addresses when every record is an A record or every record an AAAA record; the wire form when
+    /// it reads back as the data given; the data as given otherwise.
     fn from(data: Vec<RData>) -> SetData {
         let v4 = every(&data, |d| match d {
             RData::A(a) => Some(a.0),
@@ -56,7 +62,10 @@ impl From<Vec<RData>> for SetData {
                 [one] => Form::OneV6(one),
                 _ => Form::V6(v6),
             },
-            _ => Form::Other(data.into_boxed_slice()),
+            _ => match wire_form(&data) {
+                Some((record_type, wire)) => Form::Wire(record_type, wire),
+                None => Form::Other(data.into_boxed_slice()),
+            },
         };
         SetData(form)
     }
@@ -68,23 +77,63 @@ fn every<T>(data: &[RData], pick: impl Fn(&RData) -> Option<T>) -> Option<Box<[T
     picked.filter(|p| !p.is_empty())
 }
 
+/// The wire form of `data` (records of one type, at least one), when it reads back as `data`.
+fn wire_form(data: &[RData]) -> Option<(RecordType, Box<[u8]>)> {
+    let record_type = data.first()?.record_type();
+    let mut wire = Vec::new();
+    let mut one = Vec::new();
+    for d in data {
+        if d.record_type() != record_type {
+            return None;
+        }
+        one.clear();
+        d.emit(&mut BinEncoder::new(&mut one)).ok()?;
+        wire.extend_from_slice(&u16::try_from(one.len()).ok()?.to_be_bytes());
+        wire.extend_from_slice(&one);
+    }
+    let alike = {
+        let mut back = records(record_type, &wire);
+        data.iter().all(|d| back.next().flatten().is_some_and(|r| *r == *d)) && back.next().is_none()
+    };
+    alike.then(|| (record_type, wire.into_boxed_slice()))
+}
+
+/// Each record of a wire form, read back; `None` for one that does not read (never, for a form
+/// [`wire_form`] kept).
+fn records<'a>(record_type: RecordType, mut wire: &'a [u8]) -> impl Iterator<Item = Option<Cow<'a, RData>>> + 'a {
+    std::iter::from_fn(move || {
+        let (length, rest) = wire.split_first_chunk::<2>()?;
+        let length = u16::from_be_bytes(*length);
+        let (one, rest) = rest.split_at_checked(usize::from(length)).unwrap_or((rest, &[]));
+        wire = rest;
+        let mut decoder = BinDecoder::new(one);
+        Some(
+            RData::read(&mut decoder, record_type, Restrict::new(length))
+                .ok()
+                .map(Cow::Owned),
+        )
+    })
+}
+
 impl SetData {
-    /// The set's data in the form it is kept: its IPv4 addresses, its IPv6 addresses or its other
-    /// data, two of the three empty.
-    fn parts(&self) -> (&[Ipv4Addr], &[Ipv6Addr], &[RData]) {
+    /// The set's data in the form it is kept: its IPv4 addresses, its IPv6 addresses, its records' wire
+    /// form or its data as given, all but one empty.
+    fn parts(&self) -> (&[Ipv4Addr], &[Ipv6Addr], Option<(RecordType, &[u8])>, &[RData]) {
         match &self.0 {
-            Form::OneV4(a) => (std::slice::from_ref(a), &[], &[]),
-            Form::OneV6(a) => (&[], std::slice::from_ref(a), &[]),
-            Form::V4(a) => (a, &[], &[]),
-            Form::V6(a) => (&[], a, &[]),
-            Form::Other(d) => (&[], &[], d),
+            Form::OneV4(a) => (std::slice::from_ref(a), &[], None, &[]),
+            Form::OneV6(a) => (&[], std::slice::from_ref(a), None, &[]),
+            Form::V4(a) => (a, &[], None, &[]),
+            Form::V6(a) => (&[], a, None, &[]),
+            Form::Wire(record_type, wire) => (&[], &[], Some((*record_type, wire)), &[]),
+            Form::Other(d) => (&[], &[], None, d),
         }
     }
 
     /// Records in the set.
     pub fn len(&self) -> usize {
-        let (v4, v6, other) = self.parts();
-        v4.len() + v6.len() + other.len()
+        let (v4, v6, wire, other) = self.parts();
+        let wire = wire.map_or(0, |(record_type, wire)| records(record_type, wire).count());
+        v4.len() + v6.len() + wire + other.len()
     }
 
     /// Whether the set holds no record.
@@ -92,12 +141,16 @@ impl SetData {
         self.len() == 0
     }
 
-    /// Every record's data, in order: made for an address set, borrowed for the others.
+    /// Every record's data, in order: made for an address set and read back from a wire form, borrowed
+    /// for data kept as given.
     pub fn iter(&self) -> impl Iterator<Item = Cow<'_, RData>> + '_ {
-        let (v4, v6, other) = self.parts();
+        let (v4, v6, wire, other) = self.parts();
         let v4 = v4.iter().map(|a| Cow::Owned(RData::A(A(*a))));
         let v6 = v6.iter().map(|a| Cow::Owned(RData::AAAA(AAAA(*a))));
-        v4.chain(v6).chain(other.iter().map(Cow::Borrowed))
+        let wire = wire
+            .into_iter()
+            .flat_map(|(record_type, wire)| records(record_type, wire).flatten());
+        v4.chain(v6).chain(wire).chain(other.iter().map(Cow::Borrowed))
     }
 
     /// The data as hickory's values, for what takes a slice of them (the signer).
@@ -105,18 +158,31 @@ impl SetData {
         self.iter().map(Cow::into_owned).collect()
     }
 
-    /// The data of a set whose records may name other names (CNAME, MX, SRV, NS and the rest), by
-    /// reference; empty for an A or AAAA set, which names none: what an answer follows for a CNAME's
-    /// target or adds the addresses of.
-    pub fn naming(&self) -> &[RData] {
-        self.parts().2
+    /// The data of a set whose records name other names an answer follows or adds the addresses of (a
+    /// CNAME's target; an MX's, SRV's or NS's): empty for a set of any other type.
+    pub fn naming(&self) -> Cow<'_, [RData]> {
+        match &self.0 {
+            Form::Wire(record_type, wire) if names_others(*record_type) => {
+                Cow::Owned(records(*record_type, wire).flatten().map(Cow::into_owned).collect())
+            }
+            Form::Other(d) => Cow::Borrowed(d),
+            _ => Cow::Borrowed(&[]),
+        }
     }
+}
+
+/// Whether an answer follows or adds the addresses of what records of `record_type` name.
+fn names_others(record_type: RecordType) -> bool {
+    matches!(
+        record_type,
+        RecordType::CNAME | RecordType::MX | RecordType::SRV | RecordType::NS
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use hickory_proto::rr::Name;
-    use hickory_proto::rr::rdata::{CNAME, TXT};
+    use hickory_proto::rr::rdata::{CNAME, MX, SRV, TXT};
 
     use super::*;
 
@@ -136,6 +202,16 @@ mod tests {
             vec![aaaa("2001:db8::1"), aaaa("2001:db8::2")],
             vec![cname],
             vec![RData::TXT(TXT::new(vec!["one".into(), "two".into()]))],
+            vec![
+                RData::MX(MX::new(10, Name::from_ascii("mx1.example.net.").expect("name"))),
+                RData::MX(MX::new(20, Name::from_ascii("Mx2.example.net.").expect("name"))),
+            ],
+            vec![RData::SRV(SRV::new(
+                10,
+                5,
+                443,
+                Name::from_ascii("node.example.net.").expect("name"),
+            ))],
             vec![],
         ];
         for data in sets {
@@ -164,11 +240,26 @@ mod tests {
         assert_eq!((one.len(), one.to_vec()), (1, vec![aaaa("2001:db8::1")]));
         assert!(size_of::<SetData>() <= 24, "no larger for the address inside");
         let cname = RData::CNAME(CNAME(Name::from_ascii("web.example.org.").expect("name")));
-        let other = SetData::from(vec![cname.clone()]);
-        assert_eq!(other.naming(), [cname]);
+        let wire = SetData::from(vec![cname.clone()]);
         assert!(
-            matches!(other.iter().next(), Some(Cow::Borrowed(_))),
-            "named data is lent, not copied"
+            matches!(&wire.0, Form::Wire(RecordType::CNAME, w) if w.len() == 2 + 17),
+            "a CNAME is its target's wire form and its length: {wire:?}"
         );
+        assert_eq!(&*wire.naming(), [cname], "what an answer follows");
+        let txt = SetData::from(vec![RData::TXT(TXT::new(vec!["v=spf1 -all".into()]))]);
+        assert!(txt.naming().is_empty(), "a TXT names nothing to follow");
+    }
+
+    #[test]
+    fn data_whose_wire_form_reads_back_otherwise_is_kept_as_given() {
+        // A CNAME and an MX in one set (never written so) have no one type to read back as.
+        let mixed = vec![
+            RData::CNAME(CNAME(Name::from_ascii("web.example.org.").expect("name"))),
+            RData::MX(MX::new(10, Name::from_ascii("mx.example.org.").expect("name"))),
+        ];
+        let set = SetData::from(mixed.clone());
+        assert!(matches!(&set.0, Form::Other(_)));
+        assert_eq!(set.to_vec(), mixed);
+        assert_eq!(set.len(), 2);
     }
 }

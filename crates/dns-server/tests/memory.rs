@@ -100,8 +100,9 @@ fn the_served_zone_holds_a_record_in_few_bytes() {
     // written from only when the set does not spell it back (`Spelt`: a set 48 B, not 64); 205 B once a
     // node's key was its name's wire bytes kept inside it (`WireName`: a node 80 B, not 120); 184 B once
     // a node's one set was kept inside it (a node 104 B, and no 48-byte list beside it); 179 B once a set
-    // of one address kept it inside the set.
-    assert!(per_record < 200.0, "{per_record:.0} B per record");
+    // of one address kept it inside the set; 128 B once every other set (CNAME, TXT, MX, SRV: 30 % of the
+    // mix) kept its records' wire form rather than hickory's 184-byte `RData` each.
+    assert!(per_record < 145.0, "{per_record:.0} B per record");
 }
 
 #[test]
@@ -119,6 +120,6 @@ fn the_signed_zone_holds_a_record_and_its_signatures_in_few_bytes() {
     // were cut to their length after each write (they held about twice their names' bytes); 874 B with
     // the smaller node, 852 B with its set inside it, 652 B once the signatures, the chain and its links
     // kept their names as the nodes do (40 B, not hickory's 80, and a link's owner once, not twice).
-    // Knot signed holds its whole process in 1,119 B a record.
-    assert!(per_record < 680.0, "{per_record:.0} B per record");
+    // 596 B with the other sets' wire form. Knot signed holds its whole process in 1,119 B a record.
+    assert!(per_record < 620.0, "{per_record:.0} B per record");
 }
