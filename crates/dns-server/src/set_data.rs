@@ -115,10 +115,18 @@ fn records<'a>(record_type: RecordType, mut wire: &'a [u8]) -> impl Iterator<Ite
     })
 }
 
+/// A set's IPv4 addresses, its IPv6 addresses, its records' wire form (and their type) and its data as
+/// given: all but one empty.
+type Parts<'a> = (
+    &'a [Ipv4Addr],
+    &'a [Ipv6Addr],
+    Option<(RecordType, &'a [u8])>,
+    &'a [RData],
+);
+
 impl SetData {
-    /// The set's data in the form it is kept: its IPv4 addresses, its IPv6 addresses, its records' wire
-    /// form or its data as given, all but one empty.
-    fn parts(&self) -> (&[Ipv4Addr], &[Ipv6Addr], Option<(RecordType, &[u8])>, &[RData]) {
+    /// The set's data in the form it is kept.
+    fn parts(&self) -> Parts<'_> {
         match &self.0 {
             Form::OneV4(a) => (std::slice::from_ref(a), &[], None, &[]),
             Form::OneV6(a) => (&[], std::slice::from_ref(a), None, &[]),

@@ -26,10 +26,12 @@ use hickory_proto::rr::{Name, RData, RecordType};
 pub(crate) use chain::ZoneNames;
 pub use key::{KeyAlgorithm, ZoneKey};
 pub use rollover::ZoneKeys;
+#[cfg(test)]
+pub(crate) use signer::INCEPTION_SKEW;
 pub use signer::ZoneSigning;
 #[cfg(test)]
 pub(crate) use signer::tests::signed as signatures_made;
-pub(crate) use signer::{INCEPTION_SKEW, Link, Signature};
+pub(crate) use signer::{Link, Signature};
 use tokio::sync::watch;
 use tracing::warn;
 
