@@ -148,7 +148,9 @@ impl fmt::Debug for ZoneSigning {
 /// name uncompressed, RFC 4034 §3.1.7), so an answer writes the bytes (`crate::wire`) and makes no record.
 #[derive(Debug, Clone)]
 pub(crate) struct Signature {
-    rrsigs: Box<[Box<[u8]>]>,
+    /// The RRSIGs packed in one allocation ([`pack`]): one key signs almost every set, and a list of one
+    /// boxed RRSIG was two allocations, 16 bytes more a signature and a pointer more to follow.
+    rrsigs: Box<[u8]>,
     /// The set's renewal instant the signature is dated from, in seconds since the epoch: valid from an
     /// hour before it to the validity after it, renewed at the next instant, a period later.
     anchor: u32,
@@ -234,9 +236,9 @@ impl ZoneSigning {
         let rrsigs = self
             .signers(owner, record_type)
             .map(|signer| self.rrsig(signer, owner, ttl, data, anchor))
-            .collect::<Result<Box<[_]>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Signature {
-            rrsigs,
+            rrsigs: pack(&rrsigs)?,
             anchor,
             ttl,
             generation: self.generation,
@@ -647,8 +649,7 @@ impl Signature {
     /// The RRSIG records, owned by `owner`, with the set's TTL, read back from their wire form (for a
     /// transfer and the tests; an answer writes the bytes).
     fn records(&self, owner: &Name) -> Vec<Record> {
-        self.rrsigs
-            .iter()
+        self.rrsigs()
             .filter_map(|rrsig| stored_record(owner, self.ttl, RecordType::RRSIG, rrsig))
             .collect()
     }
@@ -660,8 +661,39 @@ impl Signature {
 
     /// The RDATA of each RRSIG, as sent.
     pub(crate) fn rrsigs(&self) -> impl Iterator<Item = &[u8]> {
-        self.rrsigs.iter().map(|r| &r[..])
+        let (count, rest) = self.rrsigs.split_first().unwrap_or((&0, &[]));
+        let lengths = usize::from(count.saturating_sub(1)) * 2;
+        let (lengths, mut rrsigs) = rest.split_at_checked(lengths).unwrap_or((&[], &[]));
+        let mut lengths = lengths.chunks_exact(2);
+        (0..*count).map_while(move |_| {
+            let length = match lengths.next() {
+                Some(l) => usize::from(u16::from_be_bytes([l[0], l[1]])),
+                None => rrsigs.len(),
+            };
+            let (rrsig, rest) = rrsigs.split_at_checked(length)?;
+            rrsigs = rest;
+            Some(rrsig)
+        })
     }
+}
+
+/// `rrsigs` in one allocation: their count (one byte), the lengths of all but the last (two bytes each,
+/// big-endian), then the RRSIGs one after the other. One RRSIG is one byte more than itself: 96 bytes for a
+/// P-256 RRSIG signed by `example.org.`, one of jemalloc's size classes.
+fn pack(rrsigs: &[Box<[u8]>]) -> Result<Box<[u8]>, DnssecError> {
+    let too_long = || DnssecError::Proto(hickory_proto::ProtoError::Message("an RRSIG longer than 65,535 bytes"));
+    let count = u8::try_from(rrsigs.len())
+        .map_err(|_| DnssecError::Proto(hickory_proto::ProtoError::Message("more than 255 keys sign one set")))?;
+    let (last, rest) = rrsigs.split_last().map_or((None, &[][..]), |(l, r)| (Some(l), r));
+    let mut packed = Vec::with_capacity(1 + rest.len() * 2 + rrsigs.iter().map(|r| r.len()).sum::<usize>());
+    packed.push(count);
+    for rrsig in rest {
+        packed.extend_from_slice(&u16::try_from(rrsig.len()).map_err(|_| too_long())?.to_be_bytes());
+    }
+    for rrsig in rest.iter().chain(last) {
+        packed.extend_from_slice(rrsig);
+    }
+    Ok(packed.into_boxed_slice())
 }
 
 impl Link {
@@ -728,5 +760,27 @@ pub(crate) mod tests {
     /// Signatures made so far on this thread.
     pub(crate) fn signed() -> u64 {
         SIGNED.with(Cell::get)
+    }
+
+    #[test]
+    fn packed_rrsigs_read_back_as_given_and_one_costs_one_byte_more() {
+        let signature = |rrsigs: &[Box<[u8]>]| super::Signature {
+            rrsigs: super::pack(rrsigs).expect("packs"),
+            anchor: 0,
+            ttl: 300,
+            generation: 0,
+        };
+        let (one, two): (Box<[u8]>, Box<[u8]>) = (vec![7; 95].into(), vec![9; 300].into());
+        for rrsigs in [
+            vec![],
+            vec![one.clone()],
+            vec![two.clone(), one.clone()],
+            vec![one.clone(), two],
+        ] {
+            let packed = signature(&rrsigs);
+            let back: Vec<&[u8]> = packed.rrsigs().collect();
+            assert_eq!(back, rrsigs.iter().map(|r| &r[..]).collect::<Vec<_>>());
+        }
+        assert_eq!(signature(&[one]).rrsigs.len(), 96, "a count byte and the RRSIG");
     }
 }
