@@ -100,18 +100,25 @@ fn wire_form(data: &[RData]) -> Option<(RecordType, Box<[u8]>)> {
 
 /// Each record of a wire form, read back; `None` for one that does not read (never, for a form
 /// [`wire_form`] kept).
-fn records<'a>(record_type: RecordType, mut wire: &'a [u8]) -> impl Iterator<Item = Option<Cow<'a, RData>>> + 'a {
+fn records<'a>(record_type: RecordType, wire: &'a [u8]) -> impl Iterator<Item = Option<Cow<'a, RData>>> + 'a {
+    each_record(wire).map(move |one| {
+        let length = u16::try_from(one.len()).ok()?;
+        RData::read(&mut BinDecoder::new(one), record_type, Restrict::new(length))
+            .ok()
+            .map(Cow::Owned)
+    })
+}
+
+/// Each record's bytes in a wire form, by the lengths before them: what counting the records reads,
+/// without reading the records themselves.
+fn each_record(mut wire: &[u8]) -> impl Iterator<Item = &[u8]> {
     std::iter::from_fn(move || {
         let (length, rest) = wire.split_first_chunk::<2>()?;
-        let length = u16::from_be_bytes(*length);
-        let (one, rest) = rest.split_at_checked(usize::from(length)).unwrap_or((rest, &[]));
+        let (one, rest) = rest
+            .split_at_checked(usize::from(u16::from_be_bytes(*length)))
+            .unwrap_or((rest, &[]));
         wire = rest;
-        let mut decoder = BinDecoder::new(one);
-        Some(
-            RData::read(&mut decoder, record_type, Restrict::new(length))
-                .ok()
-                .map(Cow::Owned),
-        )
+        Some(one)
     })
 }
 
@@ -140,7 +147,7 @@ impl SetData {
     /// Records in the set.
     pub fn len(&self) -> usize {
         let (v4, v6, wire, other) = self.parts();
-        let wire = wire.map_or(0, |(record_type, wire)| records(record_type, wire).count());
+        let wire = wire.map_or(0, |(_, wire)| each_record(wire).count());
         v4.len() + v6.len() + wire + other.len()
     }
 
