@@ -616,8 +616,7 @@ pub(crate) fn compute<'a>(facts: &SyncFacts<'a>) -> BTreeMap<ObjectKey, ObjectNa
     // Who holds each row after this sync: what was written, else what was there.
     let mut holder: Holders<'a> = BTreeMap::new();
     let mut foreign: BTreeMap<Cow<'a, str>, &'a str> = BTreeMap::new();
-    let current: &'a [Endpoint] = facts.current;
-    for e in current {
+    for e in facts.current {
         let mine = owner.is_empty() || e.owner() == Some(owner);
         if mine {
             holder.insert(row_of(e), e.resource().unwrap_or_default());
@@ -628,8 +627,7 @@ pub(crate) fn compute<'a>(facts: &SyncFacts<'a>) -> BTreeMap<ObjectKey, ObjectNa
         }
     }
     let mut refused: BTreeMap<Row<'a>, String> = BTreeMap::new();
-    let errored: &'a [(&'a Change, Option<&'a FailureReason>)] = facts.errored;
-    for (c, why) in errored {
+    for (c, why) in facts.errored {
         let e = c.endpoint();
         let error = why.map_or_else(
             || "the write failed (see the extdns log)".to_string(),
@@ -637,8 +635,7 @@ pub(crate) fn compute<'a>(facts: &SyncFacts<'a>) -> BTreeMap<ObjectKey, ObjectNa
         );
         refused.insert(row_of(e), error);
     }
-    let applied: &'a [&'a Change] = facts.applied;
-    for c in applied {
+    for c in facts.applied {
         let e = c.endpoint();
         match c {
             Change::Delete(_) => {
@@ -653,8 +650,7 @@ pub(crate) fn compute<'a>(facts: &SyncFacts<'a>) -> BTreeMap<ObjectKey, ObjectNa
     // A dry run's changes as if written: a row it would write for another object is that object's (a
     // conflict already, a CNAME beside it too), and one it would write for this object is pending.
     let mut would_write: BTreeSet<Row<'a>> = BTreeSet::new();
-    let unwritten: &'a [Change] = facts.unwritten;
-    for c in unwritten {
+    for c in facts.unwritten {
         let e = c.endpoint();
         let row = row_of(e);
         if refused.contains_key(&row) {
