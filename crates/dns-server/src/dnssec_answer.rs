@@ -10,7 +10,7 @@
 use hickory_proto::op::Message;
 use hickory_proto::rr::{Name, RecordType};
 
-use crate::dnssec::{Link, Signature, ZoneSigning};
+use crate::dnssec::{Link, Signed, ZoneSigning};
 use crate::name_key::WireName;
 use crate::zones::{Node, Zone};
 
@@ -75,9 +75,11 @@ const MAX_AUTHORITIES: usize = MAX_SETS + 3;
 #[derive(Debug, Default)]
 pub(crate) struct DnssecRecords<'z> {
     /// Each answer set's signature, by the index of the set's last record in the answer section.
-    answers: [Option<(usize, &'z Signature)>; MAX_SETS],
+    answers: [Option<(usize, Signed<'z>)>; MAX_SETS],
     /// What follows the authority section's own records, in order.
     authorities: [Option<AuthorityRecord<'z>>; MAX_AUTHORITIES],
+    /// The zone's apex in wire form: every RRSIG's signer, which the signatures do not hold.
+    signer: &'z [u8],
 }
 
 /// A DNSSEC record (with its signatures) of the authority section.
@@ -87,7 +89,7 @@ pub(crate) enum AuthorityRecord<'z> {
     Signature {
         owner: &'z Name,
         ttl: u32,
-        signature: &'z Signature,
+        signature: Signed<'z>,
     },
     /// An NSEC of the chain and its signature.
     Nsec(&'z Link),
@@ -95,7 +97,7 @@ pub(crate) enum AuthorityRecord<'z> {
 
 impl<'z> DnssecRecords<'z> {
     /// The signature that follows the answer record at `index`, the last of its set.
-    pub(crate) fn signature_after(&self, index: usize) -> Option<&'z Signature> {
+    pub(crate) fn signature_after(&self, index: usize) -> Option<Signed<'z>> {
         self.answers
             .iter()
             .map_while(Option::as_ref)
@@ -103,12 +105,17 @@ impl<'z> DnssecRecords<'z> {
             .map(|(_, signature)| *signature)
     }
 
+    /// The signer's name of every RRSIG, in wire form.
+    pub(crate) fn signer(&self) -> &'z [u8] {
+        self.signer
+    }
+
     /// The records that follow the authority section's own, in order.
     pub(crate) fn authorities(&self) -> impl Iterator<Item = AuthorityRecord<'z>> + '_ {
         self.authorities.iter().map_while(|a| *a)
     }
 
-    fn sign_answer(&mut self, last: usize, signature: &'z Signature) {
+    fn sign_answer(&mut self, last: usize, signature: Signed<'z>) {
         if let Some(slot) = self.answers.iter_mut().find(|s| s.is_none()) {
             *slot = Some((last, signature));
         }
@@ -143,7 +150,10 @@ pub(crate) fn dnssec_records<'z>(
     response: &Message,
 ) -> DnssecRecords<'z> {
     let ctx = Ctx { zone, signing };
-    let mut records = DnssecRecords::default();
+    let mut records = DnssecRecords {
+        signer: signing.signer_wire(),
+        ..DnssecRecords::default()
+    };
     ctx.sign_answers(&proof.sets, response, &mut records);
     match &proof.denial {
         Some(Denial::Unsigned(cut)) => records.add_nsec(signing.link_at(cut.wire_name())),

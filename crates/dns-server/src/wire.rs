@@ -3,8 +3,9 @@
 //! it remembers, compressed or not, and searches what it remembered by copying; a signed answer has many
 //! names (each RRSIG's owner and signer, each NSEC's owner and next name), so that was much of its cost.
 //! Here the names already written are remembered as offsets into the message itself, with no allocation,
-//! and a signed answer's RRSIGs and NSECs are written from the RDATA stored when the zone was signed
-//! ([`DnssecRecords`]), never made into records per answer.
+//! and a signed answer's RRSIGs and NSECs are written from what was stored when the zone was signed
+//! ([`DnssecRecords`]: an NSEC's RDATA, an RRSIG's fields around the zone's name), never made into records
+//! per answer.
 //!
 //! The wire is what hickory writes: names compressed where RFC 1035 allows it (owners, and the names in
 //! CNAME, NS, PTR, MX and SOA data), never in SRV data (RFC 2782) nor in the DNSSEC data (RFC 4034 §6.2,
@@ -15,6 +16,7 @@ use hickory_proto::op::{Edns, Header, HeaderCounts, Message};
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType};
 use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
 
+use crate::dnssec::Signed;
 use crate::dnssec_answer::{AuthorityRecord, DnssecRecords};
 use crate::zones::RrSet;
 
@@ -50,11 +52,9 @@ pub(crate) fn write(message: &Message, dnssec: &DnssecRecords<'_>, out: &mut Vec
     for (index, record) in message.answers.iter().enumerate() {
         writer.record(record)?;
         counts.answers = count(counts.answers, 1)?;
-        if let Some(signature) = dnssec.signature_after(index) {
-            for rdata in signature.rrsigs() {
-                writer.stored(&record.name, RecordType::RRSIG, signature.ttl(), rdata)?;
-                counts.answers = count(counts.answers, 1)?;
-            }
+        if let Some(signed) = dnssec.signature_after(index) {
+            let written = writer.signatures(&record.name, None, signed, dnssec.signer())?;
+            counts.answers = count(counts.answers, written)?;
         }
     }
     for record in &message.authorities {
@@ -62,7 +62,7 @@ pub(crate) fn write(message: &Message, dnssec: &DnssecRecords<'_>, out: &mut Vec
         counts.authorities = count(counts.authorities, 1)?;
     }
     for extra in dnssec.authorities() {
-        let written = writer.authority(&extra)?;
+        let written = writer.authority(&extra, dnssec.signer())?;
         counts.authorities = count(counts.authorities, written)?;
     }
     for record in &message.additionals {
@@ -205,31 +205,43 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// One DNSSEC record of the authority section and its signatures; how many records.
-    fn authority(&mut self, extra: &AuthorityRecord<'_>) -> Result<usize, ProtoError> {
-        let (owner, ttl, signature) = match extra {
-            AuthorityRecord::Signature { owner, ttl, signature } => (*owner, *ttl, *signature),
+    /// One DNSSEC record of the authority section and its signatures, signed by the zone whose apex
+    /// is `signer` (wire form); how many records.
+    fn authority(&mut self, extra: &AuthorityRecord<'_>, signer: &[u8]) -> Result<usize, ProtoError> {
+        match extra {
+            AuthorityRecord::Signature { owner, ttl, signature } => {
+                self.signatures(owner, Some(*ttl), *signature, signer)
+            }
             AuthorityRecord::Nsec(link) => {
                 let signature = link.signature();
                 let owner = link.owner();
                 self.stored(&owner, RecordType::NSEC, signature.ttl(), link.nsec())?;
-                let sigs = self.signatures(&owner, signature.ttl(), signature.rrsigs())?;
-                return Ok(1 + sigs);
+                let sigs = self.signatures(&owner, None, Signed::one(signature), signer)?;
+                Ok(1 + sigs)
             }
-        };
-        self.signatures(owner, ttl, signature.rrsigs())
+        }
     }
 
-    /// RRSIG records of `owner`; how many.
-    fn signatures<'s>(
+    /// The RRSIG records of `owner`, served with `ttl` (the set's own when `None`), signed by the zone
+    /// whose apex is `signer` (wire form, uncompressed: RFC 4034 §3.1.7); how many.
+    fn signatures(
         &mut self,
         owner: &Name,
-        ttl: u32,
-        rrsigs: impl Iterator<Item = &'s [u8]>,
+        ttl: Option<u32>,
+        signed: Signed<'_>,
+        signer: &[u8],
     ) -> Result<usize, ProtoError> {
         let mut written = 0;
-        for rdata in rrsigs {
-            self.stored(owner, RecordType::RRSIG, ttl, rdata)?;
+        for signature in signed.iter() {
+            self.name(owner)?;
+            self.u16(u16::from(RecordType::RRSIG));
+            self.u16(u16::from(DNSClass::IN));
+            self.u32(ttl.unwrap_or_else(|| signature.ttl()));
+            let length = signature.head().len() + signer.len() + signature.signature().len();
+            self.u16(u16::try_from(length).map_err(|_| ProtoError::Message("RRSIG too long"))?);
+            for part in [signature.head(), signer, signature.signature()] {
+                self.out.extend_from_slice(part);
+            }
             written += 1;
         }
         Ok(written)

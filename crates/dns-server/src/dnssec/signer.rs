@@ -75,12 +75,15 @@ pub struct ZoneSigning {
     /// The last round entered: the latest renewal instant of any set at the last renewal that moved the
     /// serial (or the slot the signer started in).
     round: u32,
-    /// Counts key changes: a signature made under an earlier generation is due for renewal.
-    generation: u32,
+    /// Counts key changes (wrapping): a signature made under an earlier generation is due for renewal.
+    generation: u16,
     /// Each set's signature by owner and type. Names here, in the chain and in the links are kept as
     /// the zone's nodes keep theirs ([`WireName`]: 40 bytes, where hickory's names are 80), since a signed
     /// zone holds each name three or four times (issue 49: memory per record).
     signatures: ShardedMap<(WireName, RecordType), Signature>,
+    /// During a rollover, the standby key's signature of the apex DNSKEY set, served beside the signing
+    /// key's (kept apart so that every other set's signature holds one RRSIG, inline).
+    standby_dnskey: Option<Signature>,
     /// The names of the NSEC chain: every name holding sets, but the ones below a delegation.
     chain: OrderedNames,
     /// The NSEC of each name of the chain, signed, found by its owner.
@@ -144,20 +147,48 @@ impl fmt::Debug for ZoneSigning {
     }
 }
 
-/// One record set's signatures: one per key that signs it, each the RRSIG's RDATA as sent (the signer
-/// name uncompressed, RFC 4034 §3.1.7), so an answer writes the bytes (`crate::wire`) and makes no record.
-#[derive(Debug, Clone)]
+/// The bytes of every signature a zone's keys make: ECDSA P-256's two 32-byte integers (RFC 6605 §4)
+/// and Ed25519's signature (RFC 8080 §3) alike.
+const SIGNATURE_LEN: usize = 64;
+
+/// The RRSIG RDATA's fields before the signer's name (RFC 4034 §3.1): type covered, algorithm, labels,
+/// original TTL, expiration, inception and key tag.
+const HEAD_LEN: usize = 18;
+
+/// One set's signature by one key: an RRSIG's RDATA but for the signer's name, which is the zone's apex
+/// for every set a zone signs and so is written from there (`crate::wire`) rather than held by each
+/// signature. Held inline, with no allocation of its own: 84 bytes, where the RDATA boxed beside its
+/// window and TTL took 128 (issue 49: a signed zone holds two signatures a name).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Signature {
-    /// The RRSIGs packed in one allocation ([`pack`]): one key signs almost every set, and a list of one
-    /// boxed RRSIG was two allocations, 16 bytes more a signature and a pointer more to follow.
-    rrsigs: Box<[u8]>,
-    /// The set's renewal instant the signature is dated from, in seconds since the epoch: valid from an
-    /// hour before it to the validity after it, renewed at the next instant, a period later.
-    anchor: u32,
-    /// The TTL the RRSIG is served with: the set's own.
-    ttl: u32,
+    /// The fixed fields, as sent: the TTL served with it and the window it is dated from are read here.
+    head: [u8; HEAD_LEN],
+    signature: [u8; SIGNATURE_LEN],
     /// The key generation that made it.
-    generation: u32,
+    generation: u16,
+}
+
+/// A set's signatures as an answer serves them: the signing key's, and during a rollover, for the apex
+/// DNSKEY set, the standby key's beside it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Signed<'z> {
+    signature: &'z Signature,
+    standby: Option<&'z Signature>,
+}
+
+impl<'z> Signed<'z> {
+    /// A set signed by one key.
+    pub(crate) fn one(signature: &'z Signature) -> Signed<'z> {
+        Signed {
+            signature,
+            standby: None,
+        }
+    }
+
+    /// Each signature, the signing key's first.
+    pub(crate) fn iter(self) -> impl Iterator<Item = &'z Signature> {
+        std::iter::once(self.signature).chain(self.standby)
+    }
 }
 
 impl ZoneSigning {
@@ -179,6 +210,7 @@ impl ZoneSigning {
             round: super::now() / slot * slot,
             generation: 0,
             signatures: ShardedMap::new(),
+            standby_dnskey: None,
             chain: OrderedNames::default(),
             links: ShardedSet::new(),
             cuts: OrderedNames::default(),
@@ -210,44 +242,48 @@ impl ZoneSigning {
         self.key.key_tag
     }
 
-    /// The keys a set of `record_type` at `owner` is signed with: the standby key too for the apex DNSKEY
-    /// set during a rollover.
-    fn signers(&self, owner: &Name, record_type: RecordType) -> impl Iterator<Item = &Signer> {
-        let both = record_type == RecordType::DNSKEY && owner.to_lowercase() == self.signer_name;
-        std::iter::once(&self.key).chain(self.standby.as_ref().filter(|_| both))
-    }
-
     /// Signs the set (`owner`, `record_type`) of `data` at `now`, keeping the signature until the set
-    /// changes or is removed.
+    /// changes or is removed. During a rollover the apex DNSKEY set is signed by the standby key too.
     pub(crate) fn sign_set(&mut self, owner: &Name, ttl: u32, data: &[RData], now: u32) -> Result<(), DnssecError> {
         let Some(first) = data.first() else {
             return Ok(());
         };
         let record_type = first.record_type();
-        let signature = self.signature(owner, ttl, data, now)?;
-        self.signatures.insert((WireName::of(owner), record_type), signature);
+        let key = WireName::of(owner);
+        let signature = self.signature(&self.key, owner, ttl, data, now)?;
+        if record_type == RecordType::DNSKEY && key == self.apex {
+            self.standby_dnskey = match &self.standby {
+                Some(standby) => Some(self.signature(standby, owner, ttl, data, now)?),
+                None => None,
+            };
+        }
+        self.signatures.insert((key, record_type), signature);
         Ok(())
     }
 
-    /// A signature of `data` at `owner` made at `now`, by the keys that sign its type.
-    fn signature(&self, owner: &Name, ttl: u32, data: &[RData], now: u32) -> Result<Signature, DnssecError> {
+    /// A signature of `data` at `owner` by `signer`, made at `now`: dated from the set's renewal
+    /// instant at or before `now`.
+    fn signature(
+        &self,
+        signer: &Signer,
+        owner: &Name,
+        ttl: u32,
+        data: &[RData],
+        now: u32,
+    ) -> Result<Signature, DnssecError> {
         let record_type = data.first().ok_or(DnssecError::Empty)?.record_type();
         let anchor = self.anchor(&LowerName::new(owner), record_type, now);
-        let rrsigs = self
-            .signers(owner, record_type)
-            .map(|signer| self.rrsig(signer, owner, ttl, data, anchor))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Signature {
-            rrsigs: pack(&rrsigs)?,
-            anchor,
-            ttl,
-            generation: self.generation,
-        })
+        let rrsig = self.rrsig(signer, owner, ttl, data, anchor)?;
+        Signature::from_rdata(&rrsig, &self.apex, self.generation)
     }
 
     /// Drops the signature of a set that is gone.
     pub(crate) fn forget(&mut self, owner: &LowerName, record_type: RecordType) {
-        self.signatures.remove(&(WireName::of(owner), record_type));
+        let owner = WireName::of(owner);
+        if record_type == RecordType::DNSKEY && owner == self.apex {
+            self.standby_dnskey = None;
+        }
+        self.signatures.remove(&(owner, record_type));
     }
 
     /// The RRSIG records of the set (`signed_as`, `record_type`) served under `owner` (the name asked,
@@ -255,13 +291,25 @@ impl ZoneSigning {
     /// the DNSKEY set during a rollover.
     pub(crate) fn rrsig_records(&self, signed_as: &WireName, record_type: RecordType, owner: &Name) -> Vec<Record> {
         self.stored_signature(signed_as, record_type)
-            .map(|signature| signature.records(owner))
-            .unwrap_or_default()
+            .into_iter()
+            .flat_map(Signed::iter)
+            .filter_map(|signature| signature.record(owner, &self.apex))
+            .collect()
     }
 
-    /// The signature of the set (`signed_as`, `record_type`), as an answer writes it.
-    pub(crate) fn stored_signature(&self, signed_as: &WireName, record_type: RecordType) -> Option<&Signature> {
-        self.signatures.find(&(signed_as, record_type))
+    /// The signatures of the set (`signed_as`, `record_type`), as an answer writes them.
+    pub(crate) fn stored_signature(&self, signed_as: &WireName, record_type: RecordType) -> Option<Signed<'_>> {
+        let signature = self.signatures.find(&(signed_as, record_type))?;
+        let standby = self
+            .standby_dnskey
+            .as_ref()
+            .filter(|_| record_type == RecordType::DNSKEY && *signed_as == self.apex);
+        Some(Signed { signature, standby })
+    }
+
+    /// The zone's apex as written in every RRSIG's signer field.
+    pub(crate) fn signer_wire(&self) -> &[u8] {
+        self.apex.wire()
     }
 
     /// The renewal instant of the set (`owner`, `record_type`) at or before `now`: its phase (a whole
@@ -282,7 +330,7 @@ impl ZoneSigning {
     /// made long ago (expired) is due too.
     fn is_due(&self, signature: &Signature, now: u32) -> bool {
         signature.generation != self.generation
-            || now.wrapping_sub(signature.anchor.wrapping_add(self.period)) < 1 << 31
+            || now.wrapping_sub(signature.anchor().wrapping_add(self.period)) < 1 << 31
     }
 
     /// The sets whose renewal instant has come at `now` (so less than half their validity is left), or
@@ -312,8 +360,8 @@ impl ZoneSigning {
             // A signature dated after `now` (made by a clock ahead) has no instant before it here.
             (since < 1 << 31).then(|| anchor.wrapping_add(since / self.period * self.period))
         };
-        let anchors = self.signatures.iter().map(|(_, s)| s.anchor);
-        let links = self.links.values().map(|l| l.signature.anchor);
+        let anchors = self.signatures.iter().map(|(_, s)| s.anchor());
+        let links = self.links.values().map(|l| l.signature.anchor());
         anchors
             .chain(links)
             .filter_map(latest)
@@ -469,11 +517,11 @@ impl ZoneSigning {
         if self
             .links
             .get(name)
-            .is_some_and(|l| l.nsec == nsec && l.signature.ttl == ttl)
+            .is_some_and(|l| l.nsec == nsec && l.signature.ttl() == ttl)
         {
             return Ok(());
         }
-        let signature = self.signature(&name.to_name(), ttl, std::slice::from_ref(&data), now)?;
+        let signature = self.signature(&self.key, &name.to_name(), ttl, std::slice::from_ref(&data), now)?;
         self.links.insert(Link {
             owner: name.clone(),
             nsec,
@@ -490,7 +538,13 @@ impl ZoneSigning {
         };
         let data = read_rdata(RecordType::NSEC, &link.nsec)?;
         let owner = link.owner.to_name();
-        let signature = self.signature(&owner, link.signature.ttl, std::slice::from_ref(&data), now)?;
+        let signature = self.signature(
+            &self.key,
+            &owner,
+            link.signature.ttl(),
+            std::slice::from_ref(&data),
+            now,
+        )?;
         if let Some(link) = self.links.get_mut(&name) {
             link.signature = signature;
         }
@@ -500,7 +554,9 @@ impl ZoneSigning {
     /// The NSEC at exactly `name` and its RRSIG, if `name` is in the chain: the proof of the types at a
     /// name, or of a delegation without DS.
     pub(crate) fn nsec_at(&self, name: &WireName) -> Vec<Record> {
-        self.link_at(name).map(Link::records).unwrap_or_default()
+        self.link_at(name)
+            .map(|link| link.records(&self.apex))
+            .unwrap_or_default()
     }
 
     /// The NSEC at exactly `name` with its signature, as an answer writes it.
@@ -544,26 +600,29 @@ impl ZoneSigning {
             // Glue's signatures are kept but never transferred (as the AXFR leaves them out).
             let before = before.filter(|_| !old.below_cut(owner));
             let after = after.filter(|_| !self.below_cut(owner));
-            if let (Some(b), Some(a)) = (before, after)
-                && b.same(a)
-            {
+            if before == after {
                 continue;
             }
             let owner = owner.to_name();
-            removed.extend(before.into_iter().flat_map(|s| s.records(&owner)));
-            added.extend(after.into_iter().flat_map(|s| s.records(&owner)));
+            removed.extend(before.and_then(|s| s.record(&owner, &old.apex)));
+            added.extend(after.and_then(|s| s.record(&owner, &self.apex)));
+        }
+        if self.standby_dnskey != old.standby_dnskey {
+            let apex = self.apex.to_name();
+            removed.extend(old.standby_dnskey.as_ref().and_then(|s| s.record(&apex, &old.apex)));
+            added.extend(self.standby_dnskey.as_ref().and_then(|s| s.record(&apex, &self.apex)));
         }
         for (before, after) in self.links.changes_since(&old.links) {
             match (before, after) {
-                (Some(b), Some(a)) if b.nsec == a.nsec && b.signature.ttl == a.signature.ttl => {
-                    if !b.signature.same(&a.signature) {
-                        removed.extend(b.signature.records(&b.owner()));
-                        added.extend(a.signature.records(&a.owner()));
+                (Some(b), Some(a)) if b.nsec == a.nsec && b.signature.ttl() == a.signature.ttl() => {
+                    if b.signature != a.signature {
+                        removed.extend(b.signature.record(&b.owner(), &old.apex));
+                        added.extend(a.signature.record(&a.owner(), &self.apex));
                     }
                 }
                 _ => {
-                    removed.extend(before.into_iter().flat_map(Link::records));
-                    added.extend(after.into_iter().flat_map(Link::records));
+                    removed.extend(before.into_iter().flat_map(|l| l.records(&old.apex)));
+                    added.extend(after.into_iter().flat_map(|l| l.records(&self.apex)));
                 }
             }
         }
@@ -612,7 +671,7 @@ impl ZoneSigning {
         ttl: u32,
         data: &[RData],
         anchor: u32,
-    ) -> Result<Box<[u8]>, DnssecError> {
+    ) -> Result<Vec<u8>, DnssecError> {
         let Some(first) = data.first() else {
             return Err(DnssecError::Empty);
         };
@@ -636,72 +695,73 @@ impl ZoneSigning {
         tests::SIGNED.with(|n| n.set(n.get() + 1));
         let signature = signer.key.sign(&tbs).map_err(DnssecError::Dnssec)?;
         let rrsig = RRSIG::from_sig(input, signature);
-        Ok(rrsig.to_bytes().map_err(DnssecError::Proto)?.into_boxed_slice())
+        rrsig.to_bytes().map_err(DnssecError::Proto)
     }
 }
 
 impl Signature {
-    /// Whether `other` is the same signature, served alike.
-    fn same(&self, other: &Signature) -> bool {
-        self.ttl == other.ttl && self.rrsigs == other.rrsigs
-    }
-
-    /// The RRSIG records, owned by `owner`, with the set's TTL, read back from their wire form (for a
-    /// transfer and the tests; an answer writes the bytes).
-    fn records(&self, owner: &Name) -> Vec<Record> {
-        self.rrsigs()
-            .filter_map(|rrsig| stored_record(owner, self.ttl, RecordType::RRSIG, rrsig))
-            .collect()
-    }
-
-    /// The TTL its RRSIGs are served with: the set's own.
-    pub(crate) fn ttl(&self) -> u32 {
-        self.ttl
-    }
-
-    /// The RDATA of each RRSIG, as sent.
-    pub(crate) fn rrsigs(&self) -> impl Iterator<Item = &[u8]> {
-        let (count, rest) = self.rrsigs.split_first().unwrap_or((&0, &[]));
-        let lengths = usize::from(count.saturating_sub(1)) * 2;
-        let (lengths, mut rrsigs) = rest.split_at_checked(lengths).unwrap_or((&[], &[]));
-        let mut lengths = lengths.chunks_exact(2);
-        (0..*count).map_while(move |_| {
-            let length = match lengths.next() {
-                Some(l) => usize::from(u16::from_be_bytes([l[0], l[1]])),
-                None => rrsigs.len(),
-            };
-            let (rrsig, rest) = rrsigs.split_at_checked(length)?;
-            rrsigs = rest;
-            Some(rrsig)
+    /// The signature an RRSIG's RDATA (`rdata`, signed by `signer`) holds, made by key generation
+    /// `generation`.
+    fn from_rdata(rdata: &[u8], signer: &WireName, generation: u16) -> Result<Signature, DnssecError> {
+        let unlike = |what| DnssecError::Proto(ProtoError::Message(what));
+        let (head, rest) = rdata
+            .split_first_chunk::<HEAD_LEN>()
+            .ok_or(unlike("an RRSIG shorter than its head"))?;
+        let signature = rest
+            .strip_prefix(signer.wire())
+            .ok_or(unlike("an RRSIG whose signer is not the zone"))?;
+        let signature =
+            <[u8; SIGNATURE_LEN]>::try_from(signature).map_err(|_| unlike("a signature not of 64 bytes"))?;
+        Ok(Signature {
+            head: *head,
+            signature,
+            generation,
         })
     }
-}
 
-/// `rrsigs` in one allocation: their count (one byte), the lengths of all but the last (two bytes each,
-/// big-endian), then the RRSIGs one after the other. One RRSIG is one byte more than itself: 96 bytes for a
-/// P-256 RRSIG signed by `example.org.`, one of jemalloc's size classes.
-fn pack(rrsigs: &[Box<[u8]>]) -> Result<Box<[u8]>, DnssecError> {
-    let too_long = || DnssecError::Proto(hickory_proto::ProtoError::Message("an RRSIG longer than 65,535 bytes"));
-    let count = u8::try_from(rrsigs.len())
-        .map_err(|_| DnssecError::Proto(hickory_proto::ProtoError::Message("more than 255 keys sign one set")))?;
-    let (last, rest) = rrsigs.split_last().map_or((None, &[][..]), |(l, r)| (Some(l), r));
-    let mut packed = Vec::with_capacity(1 + rest.len() * 2 + rrsigs.iter().map(|r| r.len()).sum::<usize>());
-    packed.push(count);
-    for rrsig in rest {
-        packed.extend_from_slice(&u16::try_from(rrsig.len()).map_err(|_| too_long())?.to_be_bytes());
+    /// The big-endian `u32` at `at` of the head.
+    fn field(&self, at: usize) -> u32 {
+        let mut bytes = [0; 4];
+        if let Some(field) = self.head.get(at..at + 4) {
+            bytes.copy_from_slice(field);
+        }
+        u32::from_be_bytes(bytes)
     }
-    for rrsig in rest.iter().chain(last) {
-        packed.extend_from_slice(rrsig);
+
+    /// The TTL it is served with: the set's own (the RRSIG's original TTL).
+    pub(crate) fn ttl(&self) -> u32 {
+        self.field(4)
     }
-    Ok(packed.into_boxed_slice())
+
+    /// The set's renewal instant it is dated from: valid from [`INCEPTION_SKEW`] before it.
+    fn anchor(&self) -> u32 {
+        self.field(12).wrapping_add(INCEPTION_SKEW)
+    }
+
+    /// The fields written before the signer's name.
+    pub(crate) fn head(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// The signature itself, written after the signer's name.
+    pub(crate) fn signature(&self) -> &[u8] {
+        &self.signature
+    }
+
+    /// The RRSIG record, owned by `owner`, signed by the zone `signer`, with the set's TTL (for a
+    /// transfer and the tests; an answer writes the bytes).
+    fn record(&self, owner: &Name, signer: &WireName) -> Option<Record> {
+        let rdata = [&self.head[..], signer.wire(), &self.signature].concat();
+        stored_record(owner, self.ttl(), RecordType::RRSIG, &rdata)
+    }
 }
 
 impl Link {
-    /// The NSEC record and its RRSIGs.
-    fn records(&self) -> Vec<Record> {
+    /// The NSEC record and its RRSIG, signed by the zone `signer`.
+    fn records(&self, signer: &WireName) -> Vec<Record> {
         let owner = self.owner();
-        let nsec = stored_record(&owner, self.signature.ttl, RecordType::NSEC, &self.nsec);
-        nsec.into_iter().chain(self.signature.records(&owner)).collect()
+        let nsec = stored_record(&owner, self.signature.ttl(), RecordType::NSEC, &self.nsec);
+        nsec.into_iter().chain(self.signature.record(&owner, signer)).collect()
     }
 
     /// The NSEC's owner (no heap for a short name).
@@ -763,24 +823,38 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn packed_rrsigs_read_back_as_given_and_one_costs_one_byte_more() {
-        let signature = |rrsigs: &[Box<[u8]>]| super::Signature {
-            rrsigs: super::pack(rrsigs).expect("packs"),
-            anchor: 0,
-            ttl: 300,
-            generation: 0,
-        };
-        let (one, two): (Box<[u8]>, Box<[u8]>) = (vec![7; 95].into(), vec![9; 300].into());
-        for rrsigs in [
-            vec![],
-            vec![one.clone()],
-            vec![two.clone(), one.clone()],
-            vec![one.clone(), two],
-        ] {
-            let packed = signature(&rrsigs);
-            let back: Vec<&[u8]> = packed.rrsigs().collect();
-            assert_eq!(back, rrsigs.iter().map(|r| &r[..]).collect::<Vec<_>>());
+    fn a_signature_is_held_inline_and_reads_back_as_the_rrsig_signed() {
+        use hickory_proto::dnssec::rdata::DNSSECRData;
+        use hickory_proto::rr::{Name, RData, rdata::A};
+
+        use crate::dnssec::{DnssecConfig, KeyAlgorithm, ZoneKey};
+
+        assert_eq!(
+            size_of::<super::Signature>(),
+            84,
+            "no allocation, no padding past the generation"
+        );
+        for algorithm in [KeyAlgorithm::EcdsaP256, KeyAlgorithm::Ed25519] {
+            let origin = Name::from_ascii("Example.ORG.").expect("origin");
+            let key = ZoneKey::generate(algorithm).expect("a key");
+            let mut signing = super::ZoneSigning::new(&origin, &DnssecConfig::new(key)).expect("a signer");
+            let owner = Name::from_ascii("www.example.org.").expect("owner");
+            let data = [RData::A(A::new(192, 0, 2, 1))];
+            signing.sign_set(&owner, 300, &data, 1_800_000_000).expect("signs");
+            let signed = signing.rrsig_records(&super::WireName::of(&owner), hickory_proto::rr::RecordType::A, &owner);
+            let [record] = &signed[..] else {
+                panic!("one RRSIG, not {signed:?}");
+            };
+            let RData::DNSSEC(DNSSECRData::RRSIG(rrsig)) = &record.data else {
+                panic!("an RRSIG, not {record:?}");
+            };
+            assert_eq!(
+                rrsig.input().signer_name,
+                Name::from_ascii("example.org.").expect("signer")
+            );
+            assert_eq!(rrsig.input().original_ttl, 300);
+            assert_eq!(rrsig.sig().len(), 64, "{algorithm:?}");
+            assert_eq!(record.ttl, 300);
         }
-        assert_eq!(signature(&[one]).rrsigs.len(), 96, "a count byte and the RRSIG");
     }
 }
