@@ -10,7 +10,7 @@
 use hickory_proto::op::Message;
 use hickory_proto::rr::{Name, RecordType};
 
-use crate::dnssec::{Link, Signed, ZoneSigning};
+use crate::dnssec::{Nsec, Signed, ZoneSigning};
 use crate::name_key::WireName;
 use crate::zones::{Node, Zone};
 
@@ -92,7 +92,7 @@ pub(crate) enum AuthorityRecord<'z> {
         signature: Signed<'z>,
     },
     /// An NSEC of the chain and its signature.
-    Nsec(&'z Link),
+    Nsec(Nsec<'z>),
 }
 
 impl<'z> DnssecRecords<'z> {
@@ -129,13 +129,13 @@ impl<'z> DnssecRecords<'z> {
 
     /// An NSEC and its signature, unless the section holds that NSEC already: one NSEC often proves two
     /// things.
-    fn add_nsec(&mut self, link: Option<&'z Link>) {
-        let Some(link) = link else { return };
+    fn add_nsec(&mut self, nsec: Option<Nsec<'z>>) {
+        let Some(nsec) = nsec else { return };
         let already = self
             .authorities()
-            .any(|a| matches!(a, AuthorityRecord::Nsec(l) if std::ptr::eq(l, link)));
+            .any(|a| matches!(a, AuthorityRecord::Nsec(n) if n.is(&nsec)));
         if !already {
-            self.add_authority(AuthorityRecord::Nsec(link));
+            self.add_authority(AuthorityRecord::Nsec(nsec));
         }
     }
 }
@@ -675,9 +675,7 @@ pub(crate) mod tests {
         let zones = signed(KeyAlgorithm::EcdsaP256);
         let now = crate::dnssec::now();
         // Every set's signature and every NSEC of the chain.
-        let total = zones.read().zones()[0]
-            .signing()
-            .map_or(0, |s| s.len() + s.chain_names().count());
+        let total = zones.read().zones()[0].signing().map_or(0, |s| s.len() + s.chain_len());
         assert_eq!(
             crate::dnssec_renew::renew(&zones, now),
             0,

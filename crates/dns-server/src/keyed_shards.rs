@@ -294,6 +294,12 @@ impl<V: Keyed + Clone> ShardedSet<V> {
             .count()
     }
 
+    /// How many shards it has.
+    #[cfg(test)]
+    pub(crate) fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
     /// Whether `self` and `other` hold the shard of `key` at the same address: neither changed it since
     /// one was copied from the other.
     #[cfg(test)]

@@ -75,6 +75,12 @@ impl<K: ShardKey + Clone, V: Clone> ShardedMap<K, V> {
     pub(crate) fn shared_shards(&self, other: &Self) -> usize {
         self.0.shared_shards(&other.0)
     }
+
+    /// How many shards it has.
+    #[cfg(test)]
+    pub(crate) fn shard_count(&self) -> usize {
+        self.0.shard_count()
+    }
 }
 
 #[cfg(test)]

@@ -212,10 +212,10 @@ impl Writer<'_> {
             AuthorityRecord::Signature { owner, ttl, signature } => {
                 self.signatures(owner, Some(*ttl), *signature, signer)
             }
-            AuthorityRecord::Nsec(link) => {
-                let signature = link.signature();
-                let owner = link.owner();
-                self.stored(&owner, RecordType::NSEC, signature.ttl(), link.nsec())?;
+            AuthorityRecord::Nsec(nsec) => {
+                let signature = nsec.signature();
+                let owner = nsec.owner();
+                self.stored(&owner, RecordType::NSEC, signature.ttl(), nsec.data())?;
                 let sigs = self.signatures(&owner, None, Signed::one(signature), signer)?;
                 Ok(1 + sigs)
             }

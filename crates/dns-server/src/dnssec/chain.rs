@@ -1,15 +1,17 @@
-//! The names of a signed zone's NSEC chain in canonical order (RFC 4034 §6.1), kept as each write
-//! changes them, so a denial is a lookup of the name at or before the one asked for rather than a
-//! signature made per query.
+//! The names of a signed zone's NSEC chain in canonical order (RFC 4034 §6.1), each with what it holds
+//! (its signed NSEC), kept as each write changes them, so a denial is a lookup of the name at or before
+//! the one asked for rather than a signature made per query.
 //!
 //! The set is copied with each snapshot a write makes, so it is kept in sorted chunks shared between
 //! copies (as the zone's nodes are kept in shared shards, `crate::shards`): a copy costs a pointer per
 //! [`CHUNK`] names, and a change copies the one chunk it touches.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use hickory_proto::rr::{LowerName, RecordType};
 
+use crate::keyed_shards::Keyed;
 use crate::name_key::WireName;
 
 /// Names per chunk once split: a copy of a zone of N names costs N / 256 reference counts, a change
@@ -29,29 +31,48 @@ pub(crate) trait ZoneNames {
     fn below(&self, name: &LowerName) -> Vec<LowerName>;
 }
 
-/// A set of names in canonical order, in chunks shared between copies.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct OrderedNames {
+/// A name is its own key: the chain's plain sets of names (the delegations).
+impl Keyed for WireName {
+    type Key = WireName;
+
+    fn key(&self) -> &WireName {
+        self
+    }
+}
+
+/// A set of entries (names, or what a name holds) in the canonical order of their names, in chunks
+/// shared between copies.
+#[derive(Debug, Clone)]
+pub(crate) struct OrderedNames<T = WireName> {
     /// Each chunk sorted and never empty; every name of a chunk sorts before every name of the next.
-    chunks: Vec<Arc<Vec<WireName>>>,
+    chunks: Vec<Arc<Vec<T>>>,
     len: usize,
 }
 
-impl OrderedNames {
+impl<T> Default for OrderedNames<T> {
+    fn default() -> Self {
+        OrderedNames {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Keyed<Key = WireName> + Clone> OrderedNames<T> {
     /// The chunk where `name` is or would go, and its place there: the first chunk whose last name is
     /// not before `name`, or one past the last chunk when every name is before it.
     fn locate(&self, name: &WireName) -> (usize, Result<usize, usize>) {
         let chunk = self
             .chunks
-            .partition_point(|c| c.last().is_some_and(|last| last < name));
+            .partition_point(|c| c.last().is_some_and(|last| last.key() < name));
         match self.chunks.get(chunk) {
-            Some(c) => (chunk, c.binary_search(name)),
+            Some(c) => (chunk, c.binary_search_by(|entry| entry.key().cmp(name))),
             None => (chunk, Err(0)),
         }
     }
 
-    /// The name at (`chunk`, `at`), reading on into the next chunks when `at` is past the end.
-    fn at(&self, mut chunk: usize, mut at: usize) -> Option<&WireName> {
+    /// The entry at (`chunk`, `at`), reading on into the next chunks when `at` is past the end.
+    fn at(&self, mut chunk: usize, mut at: usize) -> Option<&T> {
         loop {
             let c = self.chunks.get(chunk)?;
             if let Some(name) = c.get(at) {
@@ -62,9 +83,9 @@ impl OrderedNames {
         }
     }
 
-    /// Adds `name`; whether it was not there.
-    pub(crate) fn insert(&mut self, name: WireName) -> bool {
-        let (mut chunk, place) = self.locate(&name);
+    /// Adds `entry`; whether its name was not there (an entry there already is kept).
+    pub(crate) fn insert(&mut self, entry: T) -> bool {
+        let (mut chunk, place) = self.locate(entry.key());
         let at = match place {
             Ok(_) => return false,
             Err(at) => at,
@@ -75,23 +96,23 @@ impl OrderedNames {
                 Some(last) => {
                     let at = last.len();
                     chunk -= 1;
-                    self.insert_at(chunk, at, name);
+                    self.insert_at(chunk, at, entry);
                 }
-                None => self.chunks.push(Arc::new(vec![name])),
+                None => self.chunks.push(Arc::new(vec![entry])),
             }
         } else {
-            self.insert_at(chunk, at, name);
+            self.insert_at(chunk, at, entry);
         }
         self.len += 1;
         true
     }
 
-    fn insert_at(&mut self, chunk: usize, at: usize, name: WireName) {
+    fn insert_at(&mut self, chunk: usize, at: usize, entry: T) {
         let Some(c) = self.chunks.get_mut(chunk) else {
             return;
         };
         let c = Arc::make_mut(c);
-        c.insert(at, name);
+        c.insert(at, entry);
         if c.len() >= 2 * CHUNK {
             let tail = c.split_off(CHUNK);
             self.chunks.insert(chunk + 1, Arc::new(tail));
@@ -132,8 +153,24 @@ impl OrderedNames {
         self.locate(name).1.is_ok()
     }
 
-    /// The greatest name before `name`.
-    pub(crate) fn before(&self, name: &WireName) -> Option<&WireName> {
+    /// The entry of `name`.
+    pub(crate) fn get(&self, name: &WireName) -> Option<&T> {
+        let (chunk, Ok(at)) = self.locate(name) else {
+            return None;
+        };
+        self.chunks.get(chunk)?.get(at)
+    }
+
+    /// The entry of `name`, to change in place: its chunk is copied first if another copy shares it.
+    pub(crate) fn get_mut(&mut self, name: &WireName) -> Option<&mut T> {
+        let (chunk, Ok(at)) = self.locate(name) else {
+            return None;
+        };
+        Arc::make_mut(self.chunks.get_mut(chunk)?).get_mut(at)
+    }
+
+    /// The entry of the greatest name before `name`.
+    pub(crate) fn before(&self, name: &WireName) -> Option<&T> {
         let (chunk, place) = self.locate(name);
         let at = match place {
             Ok(at) | Err(at) => at,
@@ -144,8 +181,8 @@ impl OrderedNames {
         self.chunks.get(chunk.checked_sub(1)?)?.last()
     }
 
-    /// `name` if held, else the greatest name before it: the owner of the NSEC at or covering `name`.
-    pub(crate) fn at_or_before(&self, name: &WireName) -> Option<&WireName> {
+    /// The entry of `name` if held, else of the greatest name before it: the NSEC at or covering `name`.
+    pub(crate) fn at_or_before(&self, name: &WireName) -> Option<&T> {
         let (chunk, place) = self.locate(name);
         match place {
             Ok(at) => self.at(chunk, at),
@@ -153,8 +190,8 @@ impl OrderedNames {
         }
     }
 
-    /// The least name after `name`.
-    pub(crate) fn after(&self, name: &WireName) -> Option<&WireName> {
+    /// The entry of the least name after `name`.
+    pub(crate) fn after(&self, name: &WireName) -> Option<&T> {
         let (chunk, place) = self.locate(name);
         match place {
             Ok(at) => self.at(chunk, at + 1),
@@ -166,7 +203,7 @@ impl OrderedNames {
     pub(crate) fn below(&self, name: &WireName) -> Vec<WireName> {
         let mut out = Vec::new();
         let mut current = name;
-        while let Some(next) = self.after(current) {
+        while let Some(next) = self.after(current).map(Keyed::key) {
             if !next.is_within(name) {
                 break;
             }
@@ -182,18 +219,109 @@ impl OrderedNames {
     }
 
     /// Whether `self` and `other` hold the same names: chunks they share are not walked.
-    pub(crate) fn same_names(&self, other: &OrderedNames) -> bool {
+    pub(crate) fn same_names(&self, other: &OrderedNames<T>) -> bool {
         if self.len != other.len {
             return false;
         }
         let shared = self.chunks.len() == other.chunks.len()
             && self.chunks.iter().zip(&other.chunks).all(|(a, b)| Arc::ptr_eq(a, b));
-        shared || self.iter().eq(other.iter())
+        shared || self.iter().map(Keyed::key).eq(other.iter().map(Keyed::key))
     }
 
-    /// Every name, in canonical order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &WireName> {
+    /// Every entry, in canonical order of their names.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         self.chunks.iter().flat_map(|c| c.iter())
+    }
+
+    /// The entries that differ between `old` (an earlier copy) and `self`, each as it is in `old` and in
+    /// `self` (`None` where its name is absent), in canonical order. The two are walked side by side,
+    /// and where both stand at the start of the same chunk it is passed whole: a write costs the chunks
+    /// it copied, however large the chain.
+    pub(crate) fn changes_since<'a>(&'a self, old: &'a OrderedNames<T>) -> Vec<(Option<&'a T>, Option<&'a T>)>
+    where
+        T: PartialEq,
+    {
+        let mut changes = Vec::new();
+        let (mut new, mut was) = (Cursor::new(&self.chunks), Cursor::new(&old.chunks));
+        loop {
+            if new.at == 0
+                && was.at == 0
+                && let (Some(a), Some(b)) = (new.chunk(), was.chunk())
+                && Arc::ptr_eq(a, b)
+            {
+                new.next_chunk();
+                was.next_chunk();
+                continue;
+            }
+            let order = match (new.entry(), was.entry()) {
+                (None, None) => break,
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(a), Some(b)) => a.key().cmp(b.key()),
+            };
+            match order {
+                Ordering::Less => changes.push((None, new.take())),
+                Ordering::Greater => changes.push((was.take(), None)),
+                Ordering::Equal => {
+                    let (a, b) = (new.take(), was.take());
+                    if a != b {
+                        changes.push((b, a));
+                    }
+                }
+            }
+        }
+        changes
+    }
+
+    /// How many chunks `self` and `other` hold at the same address, and how many `self` holds.
+    #[cfg(test)]
+    pub(crate) fn shared_chunks(&self, other: &OrderedNames<T>) -> (usize, usize) {
+        let shared = self
+            .chunks
+            .iter()
+            .filter(|c| other.chunks.iter().any(|d| Arc::ptr_eq(c, d)))
+            .count();
+        (shared, self.chunks.len())
+    }
+}
+
+/// A place in a chain's chunks: the chunk, and the entry in it.
+struct Cursor<'a, T> {
+    chunks: &'a [Arc<Vec<T>>],
+    chunk: usize,
+    at: usize,
+}
+
+impl<'a, T> Cursor<'a, T> {
+    fn new(chunks: &'a [Arc<Vec<T>>]) -> Self {
+        Cursor {
+            chunks,
+            chunk: 0,
+            at: 0,
+        }
+    }
+
+    fn chunk(&self) -> Option<&'a Arc<Vec<T>>> {
+        self.chunks.get(self.chunk)
+    }
+
+    fn entry(&self) -> Option<&'a T> {
+        self.chunk()?.get(self.at)
+    }
+
+    fn next_chunk(&mut self) {
+        self.chunk += 1;
+        self.at = 0;
+    }
+
+    /// The entry here, and the cursor moved past it.
+    fn take(&mut self) -> Option<&'a T> {
+        let entry = self.entry()?;
+        self.at += 1;
+        if self.chunk().is_none_or(|c| self.at >= c.len()) {
+            self.next_chunk();
+        }
+        Some(entry)
     }
 }
 
@@ -236,6 +364,35 @@ mod tests {
             .filter(|c| copy.chunks.iter().any(|d| Arc::ptr_eq(c, d)))
             .count();
         assert_eq!(shared, names.chunks.len() - 1, "one chunk copied");
+    }
+
+    #[test]
+    fn changes_since_an_earlier_copy_are_found_past_the_chunks_both_share() {
+        let mut old = OrderedNames::default();
+        for i in 0..3_000 {
+            old.insert(lower(&format!("h{i}.example.org.")));
+        }
+        let mut new = old.clone();
+        assert!(new.changes_since(&old).is_empty(), "a copy changed nothing");
+        // A name added (enough of them to split a chunk), one removed, far apart.
+        let added: Vec<WireName> = (0..600).map(|i| lower(&format!("h1500-{i}.example.org."))).collect();
+        for name in &added {
+            new.insert(name.clone());
+        }
+        new.remove(&lower("h7.example.org."));
+        let changes = new.changes_since(&old);
+        let removed: Vec<&WireName> = changes.iter().filter_map(|c| c.0.filter(|_| c.1.is_none())).collect();
+        let mut came: Vec<&WireName> = changes.iter().filter_map(|c| c.1.filter(|_| c.0.is_none())).collect();
+        assert_eq!(removed, [&lower("h7.example.org.")]);
+        came.sort();
+        let mut expected: Vec<&WireName> = added.iter().collect();
+        expected.sort();
+        assert_eq!(came, expected);
+        assert_eq!(changes.len(), 601, "nothing else: {changes:?}");
+        let (shared, all) = new.shared_chunks(&old);
+        assert!(all - shared <= 4, "{shared} of {all} chunks shared");
+        // And the other way: what `old` has that `new` has not.
+        assert_eq!(old.changes_since(&new).len(), 601);
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub(crate) use signer::INCEPTION_SKEW;
 pub use signer::ZoneSigning;
 #[cfg(test)]
 pub(crate) use signer::tests::signed as signatures_made;
-pub(crate) use signer::{Link, Signed};
+pub(crate) use signer::{Nsec, Signed};
 use tokio::sync::watch;
 use tracing::warn;
 

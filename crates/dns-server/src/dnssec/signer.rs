@@ -35,7 +35,7 @@ use hickory_proto::serialize::binary::{BinDecoder, BinEncodable, Restrict};
 
 use super::chain::{OrderedNames, ZoneNames};
 use super::{DnssecConfig, DnssecError, ZoneKey, ZoneKeys};
-use crate::keyed_shards::{Keyed, ShardedSet};
+use crate::keyed_shards::Keyed;
 use crate::name_key::WireName;
 use crate::shards::ShardedMap;
 
@@ -77,31 +77,59 @@ pub struct ZoneSigning {
     round: u32,
     /// Counts key changes (wrapping): a signature made under an earlier generation is due for renewal.
     generation: u16,
-    /// Each set's signature by owner and type. Names here, in the chain and in the links are kept as
-    /// the zone's nodes keep theirs ([`WireName`]: 40 bytes, where hickory's names are 80), since a signed
-    /// zone holds each name three or four times (issue 49: memory per record).
+    /// Each set's signature by owner and type. Names here and in the chain are kept as the zone's nodes
+    /// keep theirs ([`WireName`]: 40 bytes, where hickory's names are 80), since a signed zone holds each
+    /// name three times (issue 49: memory per record).
     signatures: ShardedMap<(WireName, RecordType), Signature>,
     /// During a rollover, the standby key's signature of the apex DNSKEY set, served beside the signing
     /// key's (kept apart so that every other set's signature holds one RRSIG, inline).
     standby_dnskey: Option<Signature>,
-    /// The names of the NSEC chain: every name holding sets, but the ones below a delegation.
-    chain: OrderedNames,
-    /// The NSEC of each name of the chain, signed, found by its owner.
-    links: ShardedSet<Link>,
+    /// The names of the NSEC chain (every name holding sets, but the ones below a delegation), each
+    /// with its signed NSEC once [`ZoneSigning::sign_chain`] made it. The NSEC is held with its name in
+    /// the chain rather than in a map by name beside it, which held each name a second time.
+    chain: OrderedNames<Link>,
     /// The delegations below the apex (names with an NS set, not themselves below one).
     cuts: OrderedNames,
     /// Names whose NSEC the writes since the last [`ZoneSigning::sign_chain`] may have changed.
     stale: Vec<WireName>,
 }
 
-/// One NSEC of the chain: its owner (lower-cased, as the chain holds it), its data (the next name and
-/// the owner's types) as its wire form, written into answers as it is (`crate::wire`), and its
-/// signature.
-#[derive(Debug, Clone)]
-pub(crate) struct Link {
+/// One name of the chain (lower-cased) and its NSEC: the data (the next name and the owner's types) as its
+/// wire form, written into answers as it is (`crate::wire`), and its signature; none from when a write
+/// puts the name in the chain until that write's NSECs are signed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Link {
     owner: WireName,
     nsec: Box<[u8]>,
-    signature: Signature,
+    signature: Option<Signature>,
+}
+
+/// A signed NSEC of the chain, as an answer or a transfer reads it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Nsec<'z> {
+    owner: &'z WireName,
+    data: &'z [u8],
+    signature: &'z Signature,
+}
+
+impl Link {
+    /// A name just put in the chain, its NSEC not made yet.
+    fn unsigned(owner: WireName) -> Link {
+        Link {
+            owner,
+            nsec: Box::default(),
+            signature: None,
+        }
+    }
+
+    /// Its NSEC, once signed.
+    fn nsec(&self) -> Option<Nsec<'_>> {
+        Some(Nsec {
+            owner: &self.owner,
+            data: &self.nsec,
+            signature: self.signature.as_ref()?,
+        })
+    }
 }
 
 impl Keyed for Link {
@@ -212,7 +240,6 @@ impl ZoneSigning {
             signatures: ShardedMap::new(),
             standby_dnskey: None,
             chain: OrderedNames::default(),
-            links: ShardedSet::new(),
             cuts: OrderedNames::default(),
             stale: Vec::new(),
         })
@@ -343,10 +370,11 @@ impl ZoneSigning {
             .filter(|(_, s)| self.is_due(s, now))
             .map(|((owner, record_type), _)| (owner.to_lower_name(), *record_type));
         let links = self
-            .links
-            .values()
-            .filter(|l| self.is_due(&l.signature, now))
-            .map(|l| (l.owner.to_lower_name(), RecordType::NSEC));
+            .chain
+            .iter()
+            .filter_map(Link::nsec)
+            .filter(|n| self.is_due(n.signature, now))
+            .map(|n| (n.owner.to_lower_name(), RecordType::NSEC));
         sets.chain(links).take(limit).collect()
     }
 
@@ -361,7 +389,11 @@ impl ZoneSigning {
             (since < 1 << 31).then(|| anchor.wrapping_add(since / self.period * self.period))
         };
         let anchors = self.signatures.iter().map(|(_, s)| s.anchor());
-        let links = self.links.values().map(|l| l.signature.anchor());
+        let links = self
+            .chain
+            .iter()
+            .filter_map(|l| l.signature.as_ref())
+            .map(Signature::anchor);
         anchors
             .chain(links)
             .filter_map(latest)
@@ -389,7 +421,7 @@ impl ZoneSigning {
     pub(crate) fn still_due(&self, name: &LowerName, record_type: RecordType, now: u32) -> bool {
         let name = WireName::of(name);
         let signature = if record_type == RecordType::NSEC {
-            self.links.get(&name).map(|l| &l.signature)
+            self.chain.get(&name).and_then(|l| l.signature.as_ref())
         } else {
             self.signatures.find(&(&name, record_type))
         };
@@ -430,17 +462,17 @@ impl ZoneSigning {
             for below in names.below(name) {
                 if !self.occluded(names, &below) {
                     let below = WireName::of(&below);
-                    self.chain.insert(below.clone());
+                    self.chain.insert(Link::unsigned(below.clone()));
                     self.stale.push(below);
                 }
             }
         }
         if in_chain {
-            self.chain.insert(wire.clone());
+            self.chain.insert(Link::unsigned(wire.clone()));
         } else {
             self.chain.remove(&wire);
         }
-        self.stale.extend(self.chain.before(&wire).cloned());
+        self.stale.extend(self.chain.before(&wire).map(|l| l.owner.clone()));
         self.stale.push(wire);
     }
 
@@ -483,7 +515,7 @@ impl ZoneSigning {
         now: u32,
     ) -> Result<(), DnssecError> {
         if let Some(before) = self.chain.before(name) {
-            let before = before.clone();
+            let before = before.owner.clone();
             self.refresh_link(names, &before, ttl, now)?;
         }
         self.refresh_link(names, name, ttl, now)
@@ -502,84 +534,61 @@ impl ZoneSigning {
         false
     }
 
-    /// Makes the NSEC at `name` what the chain and the zone say (none when `name` is not in the chain),
-    /// signing it only when its data changed.
+    /// Makes the NSEC at `name` what the chain and the zone say (nothing when `name` is not in the
+    /// chain), signing it only when its data changed.
     fn refresh_link(&mut self, names: &impl ZoneNames, name: &WireName, ttl: u32, now: u32) -> Result<(), DnssecError> {
-        if !self.chain.contains(name) {
-            self.links.remove(name);
+        let Some(link) = self.chain.get(name) else {
             return Ok(());
-        }
+        };
         // The last name links back to the apex (RFC 4034 §4.1.1).
-        let next = self.chain.after(name).unwrap_or(&self.apex).to_name();
+        let next = self.chain.after(name).map_or(&self.apex, |l| &l.owner).to_name();
         let types = names.types(&name.to_lower_name());
         let data = RData::DNSSEC(DNSSECRData::NSEC(NSEC::new_cover_self(next, types)));
         let nsec = data.to_bytes().map_err(DnssecError::Proto)?.into_boxed_slice();
-        if self
-            .links
-            .get(name)
-            .is_some_and(|l| l.nsec == nsec && l.signature.ttl() == ttl)
-        {
+        if link.nsec == nsec && link.signature.as_ref().is_some_and(|s| s.ttl() == ttl) {
             return Ok(());
         }
         let signature = self.signature(&self.key, &name.to_name(), ttl, std::slice::from_ref(&data), now)?;
-        self.links.insert(Link {
-            owner: name.clone(),
-            nsec,
-            signature,
-        });
+        if let Some(link) = self.chain.get_mut(name) {
+            link.nsec = nsec;
+            link.signature = Some(signature);
+        }
         Ok(())
     }
 
-    /// Signs the NSEC at `name` again at `now`; `false` when the name is not in the chain.
+    /// Signs the NSEC at `name` again at `now`; `false` when the name has no NSEC.
     pub(crate) fn resign_link(&mut self, name: &LowerName, now: u32) -> Result<bool, DnssecError> {
         let name = WireName::of(name);
-        let Some(link) = self.links.get(&name) else {
+        let Some(nsec) = self.chain.get(&name).and_then(Link::nsec) else {
             return Ok(false);
         };
-        let data = read_rdata(RecordType::NSEC, &link.nsec)?;
-        let owner = link.owner.to_name();
-        let signature = self.signature(
-            &self.key,
-            &owner,
-            link.signature.ttl(),
-            std::slice::from_ref(&data),
-            now,
-        )?;
-        if let Some(link) = self.links.get_mut(&name) {
-            link.signature = signature;
+        let data = read_rdata(RecordType::NSEC, nsec.data)?;
+        let ttl = nsec.signature.ttl();
+        let signature = self.signature(&self.key, &nsec.owner(), ttl, std::slice::from_ref(&data), now)?;
+        if let Some(link) = self.chain.get_mut(&name) {
+            link.signature = Some(signature);
         }
         Ok(true)
     }
 
-    /// The NSEC at exactly `name` and its RRSIG, if `name` is in the chain: the proof of the types at a
-    /// name, or of a delegation without DS.
-    pub(crate) fn nsec_at(&self, name: &WireName) -> Vec<Record> {
-        self.link_at(name)
-            .map(|link| link.records(&self.apex))
-            .unwrap_or_default()
-    }
-
     /// The NSEC at exactly `name` with its signature, as an answer writes it.
-    pub(crate) fn link_at(&self, name: &WireName) -> Option<&Link> {
-        self.links.get(name)
+    pub(crate) fn link_at(&self, name: &WireName) -> Option<Nsec<'_>> {
+        self.chain.get(name).and_then(Link::nsec)
     }
 
     /// The NSEC at or covering `name` (the chain's name at or before it) with its signature: the proof
     /// that `name` does not exist, or that an empty non-terminal holds nothing.
-    pub(crate) fn link_covering(&self, name: &WireName) -> Option<&Link> {
-        self.chain.at_or_before(name).and_then(|owner| self.link_at(owner))
+    pub(crate) fn link_covering(&self, name: &WireName) -> Option<Nsec<'_>> {
+        self.chain.at_or_before(name).and_then(Link::nsec)
     }
 
     /// The chain's NSEC records and their RRSIGs at every name, in canonical order: what a transfer
     /// gives a secondary, which has no key to deny with.
     pub(crate) fn chain_records(&self) -> impl Iterator<Item = Record> + '_ {
-        self.chain_names().flat_map(|name| self.nsec_at(name))
-    }
-
-    /// The chain's names, in canonical order.
-    pub(crate) fn chain_names(&self) -> impl Iterator<Item = &WireName> + '_ {
-        let first = Some(&self.apex).filter(|o| self.chain.contains(o));
-        std::iter::successors(first, |name| self.chain.after(name))
+        self.chain
+            .iter()
+            .filter_map(Link::nsec)
+            .flat_map(|nsec| nsec.records(&self.apex))
     }
 
     /// The RRSIG and NSEC records that differ between `old` (this zone's signing as an earlier serial
@@ -612,17 +621,17 @@ impl ZoneSigning {
             removed.extend(old.standby_dnskey.as_ref().and_then(|s| s.record(&apex, &old.apex)));
             added.extend(self.standby_dnskey.as_ref().and_then(|s| s.record(&apex, &self.apex)));
         }
-        for (before, after) in self.links.changes_since(&old.links) {
-            match (before, after) {
-                (Some(b), Some(a)) if b.nsec == a.nsec && b.signature.ttl() == a.signature.ttl() => {
+        for (before, after) in self.chain.changes_since(&old.chain) {
+            match (before.and_then(Link::nsec), after.and_then(Link::nsec)) {
+                (Some(b), Some(a)) if b.data == a.data && b.signature.ttl() == a.signature.ttl() => {
                     if b.signature != a.signature {
                         removed.extend(b.signature.record(&b.owner(), &old.apex));
                         added.extend(a.signature.record(&a.owner(), &self.apex));
                     }
                 }
-                _ => {
-                    removed.extend(before.into_iter().flat_map(|l| l.records(&old.apex)));
-                    added.extend(after.into_iter().flat_map(|l| l.records(&self.apex)));
+                (before, after) => {
+                    removed.extend(before.into_iter().flat_map(|n| n.records(&old.apex)));
+                    added.extend(after.into_iter().flat_map(|n| n.records(&self.apex)));
                 }
             }
         }
@@ -756,11 +765,11 @@ impl Signature {
     }
 }
 
-impl Link {
+impl<'z> Nsec<'z> {
     /// The NSEC record and its RRSIG, signed by the zone `signer`.
     fn records(&self, signer: &WireName) -> Vec<Record> {
         let owner = self.owner();
-        let nsec = stored_record(&owner, self.signature.ttl(), RecordType::NSEC, &self.nsec);
+        let nsec = stored_record(&owner, self.signature.ttl(), RecordType::NSEC, self.data);
         nsec.into_iter().chain(self.signature.record(&owner, signer)).collect()
     }
 
@@ -769,14 +778,19 @@ impl Link {
         self.owner.to_name()
     }
 
+    /// Whether `other` is this very NSEC (not a copy).
+    pub(crate) fn is(&self, other: &Nsec<'_>) -> bool {
+        std::ptr::eq(self.owner, other.owner)
+    }
+
     /// The NSEC's RDATA, as sent.
-    pub(crate) fn nsec(&self) -> &[u8] {
-        &self.nsec
+    pub(crate) fn data(&self) -> &'z [u8] {
+        self.data
     }
 
     /// The NSEC's signature.
-    pub(crate) fn signature(&self) -> &Signature {
-        &self.signature
+    pub(crate) fn signature(&self) -> &'z Signature {
+        self.signature
     }
 }
 
@@ -801,10 +815,15 @@ fn stored_record(owner: &Name, ttl: u32, record_type: RecordType, wire: &[u8]) -
 }
 
 impl ZoneSigning {
-    /// How many of the signature shards `self` and `other` share: what a write did not copy.
+    /// How many of the signature shards and chain chunks `self` and `other` share (what a write did not
+    /// copy), and how many `self` has.
     #[cfg(test)]
-    pub(crate) fn shared_signature_shards(&self, other: &ZoneSigning) -> usize {
-        self.signatures.shared_shards(&other.signatures) + self.links.shared_shards(&other.links)
+    pub(crate) fn shared_signature_shards(&self, other: &ZoneSigning) -> (usize, usize) {
+        let (chunks, all_chunks) = self.chain.shared_chunks(&other.chain);
+        (
+            self.signatures.shared_shards(&other.signatures) + chunks,
+            self.signatures.shard_count() + all_chunks,
+        )
     }
 }
 
