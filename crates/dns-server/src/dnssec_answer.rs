@@ -573,6 +573,26 @@ pub(crate) mod tests {
             3,
             "the set, its NSEC and its predecessor's"
         );
+        let signed_by = |write: &dyn Fn(&mut crate::zones::Zone)| {
+            let before = crate::dnssec::signatures_made();
+            write(&mut zones.write().zones_mut()[0]);
+            crate::dnssec::signatures_made() - before
+        };
+        let name_abc = name("a.b.c.example.org.");
+        assert_eq!(
+            signed_by(&|zone| drop(zone.put(&name_abc, set(vec![a("192.0.2.4")])))),
+            1,
+            "new data of the same type: the set alone, no NSEC"
+        );
+        assert_eq!(
+            signed_by(&|zone| {
+                let text = hickory_proto::rr::rdata::TXT::new(vec!["t".into()]);
+                drop(zone.put(&name_abc, set(vec![RData::TXT(text)])));
+            }),
+            2,
+            "a new type: the set and the name's own NSEC, not its predecessor's"
+        );
+        assert!(linked(&zones));
         {
             let mut all = zones.write();
             let zone = &mut all.zones_mut()[0];

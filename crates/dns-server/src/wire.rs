@@ -4,7 +4,7 @@
 //! names (each RRSIG's owner and signer, each NSEC's owner and next name), so that was much of its cost.
 //! Here the names already written are remembered as offsets into the message itself, with no allocation,
 //! and a signed answer's RRSIGs and NSECs are written from what was stored when the zone was signed
-//! ([`DnssecRecords`]: an NSEC's RDATA, an RRSIG's fields around the zone's name), never made into records
+//! ([`DnssecRecords`]: an NSEC's next name and type bitmap, an RRSIG's fields around the zone's name), never made into records
 //! per answer.
 //!
 //! The wire is what hickory writes: names compressed where RFC 1035 allows it (owners, and the names in
@@ -193,15 +193,17 @@ impl Writer<'_> {
         self.patch_length(length_at)
     }
 
-    /// A record whose RDATA is stored as its wire form.
-    fn stored(&mut self, owner: &Name, record_type: RecordType, ttl: u32, rdata: &[u8]) -> Result<(), ProtoError> {
+    /// A record whose RDATA is stored as its wire form, in `parts` written one after the other.
+    fn stored(&mut self, owner: &Name, record_type: RecordType, ttl: u32, parts: &[&[u8]]) -> Result<(), ProtoError> {
         self.name(owner)?;
         self.u16(u16::from(record_type));
         self.u16(u16::from(DNSClass::IN));
         self.u32(ttl);
-        let length = u16::try_from(rdata.len()).map_err(|_| ProtoError::Message("stored RDATA too long"))?;
-        self.u16(length);
-        self.out.extend_from_slice(rdata);
+        let length = parts.iter().map(|p| p.len()).sum::<usize>();
+        self.u16(u16::try_from(length).map_err(|_| ProtoError::Message("stored RDATA too long"))?);
+        for part in parts {
+            self.out.extend_from_slice(part);
+        }
         Ok(())
     }
 
@@ -215,7 +217,7 @@ impl Writer<'_> {
             AuthorityRecord::Nsec(nsec) => {
                 let signature = nsec.signature();
                 let owner = nsec.owner();
-                self.stored(&owner, RecordType::NSEC, signature.ttl(), nsec.data())?;
+                self.stored(&owner, RecordType::NSEC, signature.ttl(), &nsec.rdata_parts())?;
                 let sigs = self.signatures(&owner, None, Signed::one(signature), signer)?;
                 Ok(1 + sigs)
             }
@@ -233,15 +235,9 @@ impl Writer<'_> {
     ) -> Result<usize, ProtoError> {
         let mut written = 0;
         for signature in signed.iter() {
-            self.name(owner)?;
-            self.u16(u16::from(RecordType::RRSIG));
-            self.u16(u16::from(DNSClass::IN));
-            self.u32(ttl.unwrap_or_else(|| signature.ttl()));
-            let length = signature.head().len() + signer.len() + signature.signature().len();
-            self.u16(u16::try_from(length).map_err(|_| ProtoError::Message("RRSIG too long"))?);
-            for part in [signature.head(), signer, signature.signature()] {
-                self.out.extend_from_slice(part);
-            }
+            let ttl = ttl.unwrap_or_else(|| signature.ttl());
+            let rdata = [signature.head(), signer, signature.signature()];
+            self.stored(owner, RecordType::RRSIG, ttl, &rdata)?;
             written += 1;
         }
         Ok(written)

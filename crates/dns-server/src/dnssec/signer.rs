@@ -90,25 +90,34 @@ pub struct ZoneSigning {
     chain: OrderedNames<Link>,
     /// The delegations below the apex (names with an NS set, not themselves below one).
     cuts: OrderedNames,
-    /// Names whose NSEC the writes since the last [`ZoneSigning::sign_chain`] may have changed.
-    stale: Vec<WireName>,
+    /// The type bitmaps the chain's NSECs name.
+    bitmaps: Bitmaps,
+    /// Names whose NSEC the writes since the last [`ZoneSigning::sign_chain`] may have changed, each with
+    /// whether its next name may have (it, or the name after it, joined or left the chain) rather than
+    /// only its types.
+    stale: Vec<(WireName, bool)>,
 }
 
-/// One name of the chain (lower-cased) and its NSEC: the data (the next name and the owner's types) as its
-/// wire form, written into answers as it is (`crate::wire`), and its signature; none from when a write
-/// puts the name in the chain until that write's NSECs are signed.
+/// One name of the chain (lower-cased) and its NSEC: the owner's types, as the NSEC's type bitmap (an
+/// index into the zone's [`Bitmaps`]), and its signature, none from when a write puts the name in the chain
+/// until that write's NSECs are signed. The NSEC's next name is the chain's next entry, read from there
+/// rather than held: an NSEC costs its entry's 128 bytes and no allocation (issue 49: its RDATA in a box
+/// of its own took 48 bytes more).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Link {
     owner: WireName,
-    nsec: Box<[u8]>,
     signature: Option<Signature>,
+    types: u16,
 }
 
 /// A signed NSEC of the chain, as an answer or a transfer reads it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Nsec<'z> {
     owner: &'z WireName,
-    data: &'z [u8],
+    /// The next name of the chain: the first entry after the owner's, or the apex after the last.
+    next: &'z WireName,
+    /// The type bitmap.
+    types: &'z [u8],
     signature: &'z Signature,
 }
 
@@ -117,18 +126,32 @@ impl Link {
     fn unsigned(owner: WireName) -> Link {
         Link {
             owner,
-            nsec: Box::default(),
             signature: None,
+            types: 0,
         }
     }
+}
 
-    /// Its NSEC, once signed.
-    fn nsec(&self) -> Option<Nsec<'_>> {
-        Some(Nsec {
-            owner: &self.owner,
-            data: &self.nsec,
-            signature: self.signature.as_ref()?,
-        })
+/// The distinct NSEC type bitmaps of a zone's chain, each held once: a zone has a few kinds of names (an
+/// address, an alias, a mail name...), and each NSEC names its kind by index. It only grows, by the kinds a
+/// zone ever held (at most one per combination of the types it serves), and is shared between snapshots.
+#[derive(Debug, Clone, Default)]
+struct Bitmaps(std::sync::Arc<Vec<Box<[u8]>>>);
+
+impl Bitmaps {
+    /// The index of `bitmap`, added if new.
+    fn intern(&mut self, bitmap: &[u8]) -> Result<u16, DnssecError> {
+        let at = self.0.iter().position(|b| **b == *bitmap).unwrap_or(self.0.len());
+        let index = u16::try_from(at)
+            .map_err(|_| DnssecError::Proto(ProtoError::Message("more than 65,536 kinds of names in one zone")))?;
+        if at == self.0.len() {
+            std::sync::Arc::make_mut(&mut self.0).push(bitmap.into());
+        }
+        Ok(index)
+    }
+
+    fn get(&self, index: u16) -> &[u8] {
+        self.0.get(usize::from(index)).map_or(&[], |b| b)
     }
 }
 
@@ -241,6 +264,7 @@ impl ZoneSigning {
             standby_dnskey: None,
             chain: OrderedNames::default(),
             cuts: OrderedNames::default(),
+            bitmaps: Bitmaps::default(),
             stale: Vec::new(),
         })
     }
@@ -372,9 +396,8 @@ impl ZoneSigning {
         let links = self
             .chain
             .iter()
-            .filter_map(Link::nsec)
-            .filter(|n| self.is_due(n.signature, now))
-            .map(|n| (n.owner.to_lower_name(), RecordType::NSEC));
+            .filter(|l| l.signature.as_ref().is_some_and(|s| self.is_due(s, now)))
+            .map(|l| (l.owner.to_lower_name(), RecordType::NSEC));
         sets.chain(links).take(limit).collect()
     }
 
@@ -440,10 +463,10 @@ impl ZoneSigning {
 
     /// Re-links the NSEC chain around `name` after its sets changed (`names` reads the zone as it is
     /// now): the name joins or leaves the chain, and when it became or stopped being a delegation, the
-    /// names below it leave or join it too. The NSECs this changes (the name's own and its
-    /// predecessor's, and those of the names that joined) are noted, and signed once per write by
-    /// [`ZoneSigning::sign_chain`]: a write of many names signs each NSEC once, not once per neighbour
-    /// written.
+    /// names below it leave or join it too. The NSECs this changes (the name's own, for its types, and
+    /// when the chain changed, its predecessor's and those of the names that joined) are noted, and signed
+    /// once per write by [`ZoneSigning::sign_chain`]: a write of many names signs each NSEC once, not once
+    /// per neighbour written.
     pub(crate) fn relink(&mut self, names: &impl ZoneNames, name: &LowerName) {
         let holds = !names.types(name).is_empty();
         let in_chain = holds && !self.occluded(names, name);
@@ -455,7 +478,6 @@ impl ZoneSigning {
             self.cuts.insert(wire.clone());
             for below in self.chain.below(&wire) {
                 self.chain.remove(&below);
-                self.stale.push(below);
             }
         } else if was_cut && !is_cut {
             self.cuts.remove(&wire);
@@ -463,17 +485,22 @@ impl ZoneSigning {
                 if !self.occluded(names, &below) {
                     let below = WireName::of(&below);
                     self.chain.insert(Link::unsigned(below.clone()));
-                    self.stale.push(below);
+                    self.stale.push((below, true));
                 }
             }
         }
+        let was_in = self.chain.contains(&wire);
         if in_chain {
             self.chain.insert(Link::unsigned(wire.clone()));
         } else {
             self.chain.remove(&wire);
         }
-        self.stale.extend(self.chain.before(&wire).map(|l| l.owner.clone()));
-        self.stale.push(wire);
+        let moved = in_chain != was_in || is_cut != was_cut;
+        if moved {
+            self.stale
+                .extend(self.chain.before(&wire).map(|l| (l.owner.clone(), true)));
+        }
+        self.stale.push((wire, moved));
     }
 
     /// Signs at `now`, with `ttl` (the negative TTL, RFC 9077), the NSECs the writes since the last call
@@ -484,14 +511,20 @@ impl ZoneSigning {
             return Ok(());
         }
         let mut stale = std::mem::take(&mut self.stale);
-        stale.sort_unstable();
-        stale.dedup();
-        // A predecessor noted before later writes may have left the chain or gained a new successor:
-        // each link is made from the chain as it is now. A link that cannot be signed stays noted, with
-        // every one after it, so the next write or renewal tries them again rather than serving the old
-        // links for good.
+        stale.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        stale.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            kept.1 |= same && later.1;
+            same
+        });
+        // Each link is made from the chain as it is now. A name's next name changes only when it or
+        // the name after it joins or leaves the chain, and each such change noted the name before it
+        // then, so every name whose next name moved is here, marked. A link that cannot be signed
+        // stays noted, with every one after it, so the next write or renewal tries them again rather
+        // than serving the old links for good.
         for at in 0..stale.len() {
-            if let Err(e) = self.refresh_around(names, &stale[at], ttl, now) {
+            let (name, moved) = &stale[at];
+            if let Err(e) = self.refresh_link(names, name, *moved, ttl, now) {
                 self.stale.extend(stale.drain(at..));
                 return Err(e);
             }
@@ -504,21 +537,6 @@ impl ZoneSigning {
     /// Whether writes since the last [`ZoneSigning::sign_chain`] left links to sign.
     pub(crate) fn has_stale(&self) -> bool {
         !self.stale.is_empty()
-    }
-
-    /// Refreshes `name`'s link and its predecessor's.
-    fn refresh_around(
-        &mut self,
-        names: &impl ZoneNames,
-        name: &WireName,
-        ttl: u32,
-        now: u32,
-    ) -> Result<(), DnssecError> {
-        if let Some(before) = self.chain.before(name) {
-            let before = before.owner.clone();
-            self.refresh_link(names, &before, ttl, now)?;
-        }
-        self.refresh_link(names, name, ttl, now)
     }
 
     /// Whether `name` is below a delegation (its data is glue, not the zone's).
@@ -535,22 +553,38 @@ impl ZoneSigning {
     }
 
     /// Makes the NSEC at `name` what the chain and the zone say (nothing when `name` is not in the
-    /// chain), signing it only when its data changed.
-    fn refresh_link(&mut self, names: &impl ZoneNames, name: &WireName, ttl: u32, now: u32) -> Result<(), DnssecError> {
+    /// chain), signing it only when its data may have changed: its next name (`moved`), its types or
+    /// its TTL.
+    fn refresh_link(
+        &mut self,
+        names: &impl ZoneNames,
+        name: &WireName,
+        moved: bool,
+        ttl: u32,
+        now: u32,
+    ) -> Result<(), DnssecError> {
         let Some(link) = self.chain.get(name) else {
             return Ok(());
         };
+        let (was_types, was_ttl) = (link.types, link.signature.as_ref().map(Signature::ttl));
         // The last name links back to the apex (RFC 4034 §4.1.1).
-        let next = self.chain.after(name).map_or(&self.apex, |l| &l.owner).to_name();
-        let types = names.types(&name.to_lower_name());
-        let data = RData::DNSSEC(DNSSECRData::NSEC(NSEC::new_cover_self(next, types)));
-        let nsec = data.to_bytes().map_err(DnssecError::Proto)?.into_boxed_slice();
-        if link.nsec == nsec && link.signature.as_ref().is_some_and(|s| s.ttl() == ttl) {
+        let next = self.chain.after(name).map_or(&self.apex, |l| &l.owner);
+        let nsec = NSEC::new_cover_self(next.to_name(), names.types(&name.to_lower_name()));
+        let data = RData::DNSSEC(DNSSECRData::NSEC(nsec));
+        let wire = data.to_bytes().map_err(DnssecError::Proto)?;
+        // The next name is written in canonical form (RFC 4034 §6.2), as the chain holds it.
+        let bitmap = wire
+            .strip_prefix(next.wire())
+            .ok_or(DnssecError::Proto(ProtoError::Message(
+                "an NSEC's next name not as the chain holds it",
+            )))?;
+        let types = self.bitmaps.intern(bitmap)?;
+        if !moved && types == was_types && was_ttl == Some(ttl) {
             return Ok(());
         }
         let signature = self.signature(&self.key, &name.to_name(), ttl, std::slice::from_ref(&data), now)?;
         if let Some(link) = self.chain.get_mut(name) {
-            link.nsec = nsec;
+            link.types = types;
             link.signature = Some(signature);
         }
         Ok(())
@@ -559,10 +593,10 @@ impl ZoneSigning {
     /// Signs the NSEC at `name` again at `now`; `false` when the name has no NSEC.
     pub(crate) fn resign_link(&mut self, name: &LowerName, now: u32) -> Result<bool, DnssecError> {
         let name = WireName::of(name);
-        let Some(nsec) = self.chain.get(&name).and_then(Link::nsec) else {
+        let Some(nsec) = self.link_at(&name) else {
             return Ok(false);
         };
-        let data = read_rdata(RecordType::NSEC, nsec.data)?;
+        let data = read_rdata(RecordType::NSEC, &nsec.rdata())?;
         let ttl = nsec.signature.ttl();
         let signature = self.signature(&self.key, &nsec.owner(), ttl, std::slice::from_ref(&data), now)?;
         if let Some(link) = self.chain.get_mut(&name) {
@@ -571,23 +605,36 @@ impl ZoneSigning {
         Ok(true)
     }
 
+    /// The NSEC of `link`, whose successor in the chain is `next` (none after the last), once signed.
+    fn nsec<'a>(&'a self, link: &'a Link, next: Option<&'a Link>) -> Option<Nsec<'a>> {
+        Some(Nsec {
+            owner: &link.owner,
+            next: next.map_or(&self.apex, |n| &n.owner),
+            types: self.bitmaps.get(link.types),
+            signature: link.signature.as_ref()?,
+        })
+    }
+
     /// The NSEC at exactly `name` with its signature, as an answer writes it.
     pub(crate) fn link_at(&self, name: &WireName) -> Option<Nsec<'_>> {
-        self.chain.get(name).and_then(Link::nsec)
+        self.nsec(self.chain.get(name)?, self.chain.after(name))
     }
 
     /// The NSEC at or covering `name` (the chain's name at or before it) with its signature: the proof
     /// that `name` does not exist, or that an empty non-terminal holds nothing.
     pub(crate) fn link_covering(&self, name: &WireName) -> Option<Nsec<'_>> {
-        self.chain.at_or_before(name).and_then(Link::nsec)
+        let link = self.chain.at_or_before(name)?;
+        self.nsec(link, self.chain.after(&link.owner))
     }
 
     /// The chain's NSEC records and their RRSIGs at every name, in canonical order: what a transfer
     /// gives a secondary, which has no key to deny with.
     pub(crate) fn chain_records(&self) -> impl Iterator<Item = Record> + '_ {
+        let nexts = self.chain.iter().skip(1).map(Some).chain([None]);
         self.chain
             .iter()
-            .filter_map(Link::nsec)
+            .zip(nexts)
+            .filter_map(|(link, next)| self.nsec(link, next))
             .flat_map(|nsec| nsec.records(&self.apex))
     }
 
@@ -622,8 +669,10 @@ impl ZoneSigning {
             added.extend(self.standby_dnskey.as_ref().and_then(|s| s.record(&apex, &self.apex)));
         }
         for (before, after) in self.chain.changes_since(&old.chain) {
-            match (before.and_then(Link::nsec), after.and_then(Link::nsec)) {
-                (Some(b), Some(a)) if b.data == a.data && b.signature.ttl() == a.signature.ttl() => {
+            let before = before.and_then(|l| old.nsec(l, old.chain.after(&l.owner)));
+            let after = after.and_then(|l| self.nsec(l, self.chain.after(&l.owner)));
+            match (before, after) {
+                (Some(b), Some(a)) if b.same_data(&a) => {
                     if b.signature != a.signature {
                         removed.extend(b.signature.record(&b.owner(), &old.apex));
                         added.extend(a.signature.record(&a.owner(), &self.apex));
@@ -769,7 +818,7 @@ impl<'z> Nsec<'z> {
     /// The NSEC record and its RRSIG, signed by the zone `signer`.
     fn records(&self, signer: &WireName) -> Vec<Record> {
         let owner = self.owner();
-        let nsec = stored_record(&owner, self.signature.ttl(), RecordType::NSEC, self.data);
+        let nsec = stored_record(&owner, self.signature.ttl(), RecordType::NSEC, &self.rdata());
         nsec.into_iter().chain(self.signature.record(&owner, signer)).collect()
     }
 
@@ -783,9 +832,19 @@ impl<'z> Nsec<'z> {
         std::ptr::eq(self.owner, other.owner)
     }
 
-    /// The NSEC's RDATA, as sent.
-    pub(crate) fn data(&self) -> &'z [u8] {
-        self.data
+    /// Whether `other` holds the same RDATA, served with the same TTL.
+    fn same_data(&self, other: &Nsec<'_>) -> bool {
+        self.next == other.next && self.types == other.types && self.signature.ttl() == other.signature.ttl()
+    }
+
+    /// The NSEC's RDATA, as sent: the next name, then the type bitmap.
+    pub(crate) fn rdata_parts(&self) -> [&'z [u8]; 2] {
+        [self.next.wire(), self.types]
+    }
+
+    /// The NSEC's RDATA in one piece.
+    fn rdata(&self) -> Vec<u8> {
+        self.rdata_parts().concat()
     }
 
     /// The NSEC's signature.
@@ -852,6 +911,11 @@ pub(crate) mod tests {
             size_of::<super::Signature>(),
             84,
             "no allocation, no padding past the generation"
+        );
+        assert_eq!(
+            size_of::<super::Link>(),
+            128,
+            "a name, its NSEC's signature and its kind, no allocation"
         );
         for algorithm in [KeyAlgorithm::EcdsaP256, KeyAlgorithm::Ed25519] {
             let origin = Name::from_ascii("Example.ORG.").expect("origin");
