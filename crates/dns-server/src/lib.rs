@@ -31,6 +31,7 @@ mod dnssec_answer;
 pub mod dnssec_renew;
 pub mod metrics;
 mod notify;
+pub mod packed_records;
 pub mod provider;
 pub mod server;
 pub mod serving;

@@ -240,8 +240,12 @@ impl Transfers {
                     Some(records) => ("ixfr", Snapshot::Records(records)),
                     None => ("ixfr_full", whole(soa)),
                 },
-                Some(client) => match zone.journal().since(client) {
-                    Some(diffs) => ("ixfr", Snapshot::Records(ixfr_records(&soa, diffs))),
+                Some(client) => match zone
+                    .journal()
+                    .since(client)
+                    .and_then(|diffs| diffs.map(Change::of).collect())
+                {
+                    Some(changes) => ("ixfr", Snapshot::Records(ixfr_records(&soa, changes))),
                     None => ("ixfr_full", whole(soa)),
                 },
                 None => ("axfr", whole(soa)),
@@ -344,9 +348,36 @@ fn axfr_records(soa: Record, rest: impl Iterator<Item = Record>) -> Vec<Record> 
     records
 }
 
+/// A journal's diff read back for an answer.
+struct Change {
+    from: u32,
+    to: u32,
+    removed: Vec<Record>,
+    added: Vec<Record>,
+}
+
+impl Change {
+    /// `diff`'s records read back; `None` (logged) should they not, which only a bug here can make: the
+    /// answer is then the whole zone.
+    fn of(diff: &Diff) -> Option<Change> {
+        let read = |records: &crate::packed_records::PackedRecords| {
+            records
+                .unpack()
+                .map_err(|e| tracing::warn!(error = %e, from = diff.from, "a journaled diff does not read back"))
+                .ok()
+        };
+        Some(Change {
+            from: diff.from,
+            to: diff.to,
+            removed: read(&diff.removed)?,
+            added: read(&diff.added)?,
+        })
+    }
+}
+
 /// IXFR's incremental answer (RFC 1995 §4): the current SOA, then for each change the SOA it started from,
 /// the records it removed, the SOA it made and the records it added, then the current SOA again.
-fn ixfr_records<'a>(soa: &Record, diffs: impl Iterator<Item = &'a Diff>) -> Vec<Record> {
+fn ixfr_records(soa: &Record, changes: Vec<Change>) -> Vec<Record> {
     let at = |serial: u32| {
         let mut record = soa.clone();
         if let RData::SOA(data) = &mut record.data {
@@ -355,11 +386,11 @@ fn ixfr_records<'a>(soa: &Record, diffs: impl Iterator<Item = &'a Diff>) -> Vec<
         record
     };
     let mut records = vec![soa.clone()];
-    for diff in diffs {
-        records.push(at(diff.from));
-        records.extend(diff.removed.iter().cloned());
-        records.push(at(diff.to));
-        records.extend(diff.added.iter().cloned());
+    for change in changes {
+        records.push(at(change.from));
+        records.extend(change.removed);
+        records.push(at(change.to));
+        records.extend(change.added);
     }
     records.push(soa.clone());
     records
@@ -379,10 +410,11 @@ fn signed_ixfr_records(zone: &Zone, soa: &Record, client: u32) -> Option<Vec<Rec
     if zone.serials_settle() && !zone.signing()?.signs_alike_everywhere() {
         return None;
     }
-    let mut diffs: Vec<&Diff> = zone.journal().since(client)?.collect();
+    let diffs: Vec<&Diff> = zone.journal().since(client)?.collect();
     let old = diffs.first()?.signed_from.clone()?;
     let (removed, added) = zone.signing()?.changes_since(&old)?;
-    let mut last = diffs.pop()?.clone();
+    let mut changes: Vec<Change> = diffs.into_iter().map(Change::of).collect::<Option<_>>()?;
+    let last = changes.last_mut()?;
     last.removed.extend(removed);
     last.added.extend(added);
     // An answer is bounded by the zone it updates: every record of the signed zone (its data, a
@@ -390,14 +422,13 @@ fn signed_ixfr_records(zone: &Zone, soa: &Record, client: u32) -> Option<Vec<Rec
     // addition each, twice the zone. A renewal round re-signing the whole zone stays within that and
     // goes as its changes; more means diffs piling up on the same names, and the whole zone is the
     // smaller answer.
-    let changed: usize =
-        diffs.iter().map(|d| d.removed.len() + d.added.len()).sum::<usize>() + last.removed.len() + last.added.len();
+    let changed: usize = changes.iter().map(|c| c.removed.len() + c.added.len()).sum();
     let signing = zone.signing()?;
     let whole = zone.record_count() + signing.len() + 2 * signing.chain_len();
     if changed > 2 * whole {
         return None;
     }
-    Some(ixfr_records(soa, diffs.into_iter().chain(std::iter::once(&last))))
+    Some(ixfr_records(soa, changes))
 }
 
 /// The records as authoritative answers to `request`, each message filled until it passes `limit` bytes,
@@ -479,12 +510,13 @@ mod tests {
 
     #[test]
     fn ixfr_frames_each_change_between_its_two_soas_inside_the_current_one() {
+        let packed = |records: Vec<Record>| crate::packed_records::PackedRecords::pack(&records).expect("packs");
         let diffs = [
             Diff {
                 from: 10,
                 to: 11,
-                removed: vec![],
-                added: vec![a("web.example.org.", [192, 0, 2, 1])],
+                removed: packed(vec![]),
+                added: packed(vec![a("web.example.org.", [192, 0, 2, 1])]),
                 from_shared: true,
                 signed_from: None,
                 resigned: 0,
@@ -492,14 +524,19 @@ mod tests {
             Diff {
                 from: 11,
                 to: 12,
-                removed: vec![a("web.example.org.", [192, 0, 2, 1])],
-                added: vec![a("web.example.org.", [192, 0, 2, 2])],
+                removed: packed(vec![a("web.example.org.", [192, 0, 2, 1])]),
+                added: packed(vec![a("web.example.org.", [192, 0, 2, 2])]),
                 from_shared: true,
                 signed_from: None,
                 resigned: 0,
             },
         ];
-        let records = ixfr_records(&soa(12), diffs.iter());
+        let changes = diffs
+            .iter()
+            .map(Change::of)
+            .collect::<Option<Vec<_>>>()
+            .expect("reads back");
+        let records = ixfr_records(&soa(12), changes);
         let shape: Vec<String> = records
             .iter()
             .map(|r| match (&r.data, serial_of(r)) {

@@ -37,6 +37,7 @@ use crate::config::{Limits, ZoneConfig};
 use crate::dnssec::ZoneSigning;
 use crate::keyed_shards::{Keyed, ShardedSet};
 use crate::name_key::{Labels, NameKey, WireName};
+use crate::packed_records::PackedRecords;
 use crate::set_data::SetData;
 
 /// Every zone the server answers for, shared by the provider (which writes) and the listeners (which read).
@@ -1027,18 +1028,26 @@ impl Zone {
             .as_ref()
             .filter(|(serial, _)| *serial == from)
             .and_then(|(_, signing)| signing.clone());
-        self.journal.push(
-            Diff {
-                from,
-                to: self.serial,
-                removed,
-                added,
-                from_shared,
-                signed_from,
-                resigned: std::mem::take(&mut self.resigned),
-            },
-            max_records,
-        );
+        let resigned = std::mem::take(&mut self.resigned);
+        match (PackedRecords::pack(&removed), PackedRecords::pack(&added)) {
+            (Ok(removed), Ok(added)) => self.journal.push(
+                Diff {
+                    from,
+                    to: self.serial,
+                    removed,
+                    added,
+                    from_shared,
+                    signed_from,
+                    resigned,
+                },
+                max_records,
+            ),
+            (Err(e), _) | (_, Err(e)) => {
+                // Records the zone holds always encode; should one not, a secondary takes the whole zone.
+                tracing::warn!(zone = %self.config.origin, error = %e, "cannot journal a write");
+                self.journal.clear();
+            }
+        }
     }
 
     fn add_node(&mut self, name: &Name) {
@@ -1108,10 +1117,10 @@ pub struct Diff {
     pub from: u32,
     /// Serial after it.
     pub to: u32,
-    /// Records removed.
-    pub removed: Vec<Record>,
-    /// Records added.
-    pub added: Vec<Record>,
+    /// Records removed, in their wire form until an IXFR reads them.
+    pub removed: PackedRecords,
+    /// Records added, likewise.
+    pub added: PackedRecords,
     /// Whether `from` names the same content on every replica; an IXFR is answered with diffs only from
     /// such a serial (a secondary may hold another replica's provisional serial of the same number).
     pub from_shared: bool,
@@ -1157,8 +1166,7 @@ impl Journal {
     /// than `max_records` empties the journal: the secondaries then take the whole zone.
     fn push(&mut self, diff: Diff, max_records: usize) {
         if self.cap == 0 || diff.len() > max_records {
-            self.diffs.clear();
-            self.records = 0;
+            self.clear();
             return;
         }
         self.records += diff.len();
@@ -1168,6 +1176,12 @@ impl Journal {
                 self.records -= old.len();
             }
         }
+    }
+
+    /// Drops every diff: the secondaries take the whole zone.
+    fn clear(&mut self) {
+        self.diffs.clear();
+        self.records = 0;
     }
 
     /// The diffs that take a secondary from `serial` to the current one, oldest first; `None` when the
@@ -1662,8 +1676,8 @@ pub(crate) mod tests {
         let diff = |from: u32| Diff {
             from,
             to: from + 1,
-            removed: Vec::new(),
-            added: Vec::new(),
+            removed: PackedRecords::default(),
+            added: PackedRecords::default(),
             from_shared: true,
             signed_from: None,
             resigned: 600,
