@@ -8,9 +8,17 @@ use hickory_proto::ProtoError;
 use hickory_proto::rr::Record;
 use hickory_proto::serialize::binary::{BinDecodable, BinDecoder, BinEncodable, BinEncoder};
 
-/// Records, one after the other as a message's section holds them.
+/// Records, one after the other as a message's section holds them, in chunks: an encoder writes at most a
+/// message's 65,535 bytes, and a chunk's names are compressed against the names before them in the chunk.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PackedRecords {
+    chunks: Box<[Chunk]>,
+    count: usize,
+}
+
+/// As many records as one encoder took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Chunk {
     bytes: Box<[u8]>,
     count: usize,
 }
@@ -18,13 +26,15 @@ pub struct PackedRecords {
 impl PackedRecords {
     /// `records` in their wire form.
     pub fn pack(records: &[Record]) -> Result<PackedRecords, ProtoError> {
-        let mut bytes = Vec::new();
-        let mut encoder = BinEncoder::new(&mut bytes);
-        for record in records {
-            record.emit(&mut encoder)?;
+        let mut chunks = Vec::new();
+        let mut rest = records;
+        while !rest.is_empty() {
+            let chunk = Chunk::pack(rest)?;
+            rest = rest.get(chunk.count..).unwrap_or_default();
+            chunks.push(chunk);
         }
         Ok(PackedRecords {
-            bytes: bytes.into_boxed_slice(),
+            chunks: chunks.into_boxed_slice(),
             count: records.len(),
         })
     }
@@ -41,10 +51,46 @@ impl PackedRecords {
 
     /// The records, read back.
     pub fn unpack(&self) -> Result<Vec<Record>, ProtoError> {
-        let mut decoder = BinDecoder::new(&self.bytes);
-        (0..self.count)
-            .map(|_| Record::read(&mut decoder).map_err(ProtoError::from))
-            .collect()
+        let mut records = Vec::with_capacity(self.count);
+        for chunk in &self.chunks {
+            let mut decoder = BinDecoder::new(&chunk.bytes);
+            for _ in 0..chunk.count {
+                records.push(Record::read(&mut decoder).map_err(ProtoError::from)?);
+            }
+        }
+        Ok(records)
+    }
+}
+
+impl Chunk {
+    /// The first of `records` that one encoder takes, at least one: a record that does not fit in an
+    /// empty chunk is an error (no record does: the whole record is at most 65,535 bytes on the wire).
+    fn pack(records: &[Record]) -> Result<Chunk, ProtoError> {
+        let mut bytes = Vec::new();
+        let mut count = 0;
+        let mut full_at = None;
+        {
+            let mut encoder = BinEncoder::new(&mut bytes);
+            for record in records {
+                let start = encoder.offset();
+                match record.emit(&mut encoder) {
+                    Ok(()) => count += 1,
+                    Err(e) if count == 0 => return Err(e),
+                    Err(_) => {
+                        full_at = Some(start);
+                        break;
+                    }
+                }
+            }
+        }
+        // What the record that did not fit wrote before it failed.
+        if let Some(start) = full_at {
+            bytes.truncate(start);
+        }
+        Ok(Chunk {
+            bytes: bytes.into_boxed_slice(),
+            count,
+        })
     }
 }
 
@@ -56,6 +102,10 @@ mod tests {
     use hickory_proto::rr::{Name, RData};
 
     use super::*;
+
+    fn packed_bytes(packed: &PackedRecords) -> usize {
+        packed.chunks.iter().map(|c| c.bytes.len()).sum()
+    }
 
     #[test]
     fn records_read_back_as_packed_in_a_fifth_of_their_size() {
@@ -76,18 +126,12 @@ mod tests {
             })
             .collect();
         let packed = PackedRecords::pack(&records).expect("packs");
-        println!(
-            "{} B packed for {} records of {} B",
-            packed.bytes.len(),
-            records.len(),
-            size_of::<Record>()
-        );
         assert_eq!(packed.len(), 400);
         assert_eq!(packed.unpack().expect("reads back"), records);
         assert!(
-            packed.bytes.len() * 5 < records.len() * size_of::<Record>(),
+            packed_bytes(&packed) * 5 < records.len() * size_of::<Record>(),
             "{} bytes for {} records of {} bytes",
-            packed.bytes.len(),
+            packed_bytes(&packed),
             records.len(),
             size_of::<Record>()
         );
@@ -98,5 +142,21 @@ mod tests {
                 .expect("reads")
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn more_records_than_a_message_holds_are_packed_in_chunks_and_read_back() {
+        let records: Vec<Record> = (0..5_000u32)
+            .map(|i| {
+                let owner = Name::from_str(&format!("host-{i}.example.org.")).expect("name");
+                let text = TXT::new(vec![format!("a text long enough to fill a message sooner {i}")]);
+                Record::from_rdata(owner, 300, RData::TXT(text))
+            })
+            .collect();
+        let packed = PackedRecords::pack(&records).expect("packs");
+        assert!(packed.chunks.len() > 3, "{} chunks", packed.chunks.len());
+        assert!(packed.chunks.iter().all(|c| c.bytes.len() <= usize::from(u16::MAX)));
+        assert_eq!(packed.len(), 5_000);
+        assert_eq!(packed.unpack().expect("reads back"), records);
     }
 }

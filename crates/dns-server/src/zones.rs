@@ -1607,6 +1607,20 @@ pub(crate) mod tests {
         let serial = zone.serial();
         zone.commit(0, vec![record(1)], vec![record(1)]);
         assert_eq!(zone.journal().since(serial).map(Iterator::count), Some(1));
+        // Under half the zone, but more bytes than one DNS message holds: journalled all the same.
+        let serial = zone.serial();
+        let moved: Vec<Record> = (0..980)
+            .map(|i| {
+                let text = hickory_proto::rr::rdata::TXT::new(vec![format!(
+                    "{i}: a text that makes the diff pass a message's 64 KiB"
+                )]);
+                Record::from_rdata(record(i).name, 60, RData::TXT(text))
+            })
+            .collect();
+        zone.commit(0, moved.clone(), moved.clone());
+        let diffs: Vec<&Diff> = zone.journal().since(serial).expect("journalled").collect();
+        assert_eq!(diffs.len(), 1);
+        assert_eq!(diffs[0].added.unpack().expect("reads back"), moved);
     }
 
     /// What the server answers for `name A` from the zones as published now.
