@@ -78,8 +78,6 @@ pub(crate) struct DnssecRecords<'z> {
     answers: [Option<(usize, Signed<'z>)>; MAX_SETS],
     /// What follows the authority section's own records, in order.
     authorities: [Option<AuthorityRecord<'z>>; MAX_AUTHORITIES],
-    /// The zone's apex in wire form: every RRSIG's signer, which the signatures do not hold.
-    signer: &'z [u8],
 }
 
 /// A DNSSEC record (with its signatures) of the authority section.
@@ -103,11 +101,6 @@ impl<'z> DnssecRecords<'z> {
             .map_while(Option::as_ref)
             .find(|(last, _)| *last == index)
             .map(|(_, signature)| *signature)
-    }
-
-    /// The signer's name of every RRSIG, in wire form.
-    pub(crate) fn signer(&self) -> &'z [u8] {
-        self.signer
     }
 
     /// The records that follow the authority section's own, in order.
@@ -150,10 +143,7 @@ pub(crate) fn dnssec_records<'z>(
     response: &Message,
 ) -> DnssecRecords<'z> {
     let ctx = Ctx { zone, signing };
-    let mut records = DnssecRecords {
-        signer: signing.signer_wire(),
-        ..DnssecRecords::default()
-    };
+    let mut records = DnssecRecords::default();
     ctx.sign_answers(&proof.sets, response, &mut records);
     match &proof.denial {
         Some(Denial::Unsigned(cut)) => records.add_nsec(signing.link_at(cut.wire_name())),

@@ -11,7 +11,7 @@ use std::hash::Hasher;
 
 use hickory_proto::rr::{LowerName, Name, RecordType};
 
-use crate::keyed_shards::{Probe, ShardKey, hash_wire};
+use crate::keyed_shards::{Keyed, Probe, ShardKey, hash_wire};
 
 /// The longest name on the wire (RFC 1035 §2.3.4), its root byte included.
 const MAX_WIRE: usize = 255;
@@ -373,6 +373,15 @@ impl ShardKey for WireName {
 
     fn same(&self, other: &Self) -> bool {
         self.wire() == other.wire()
+    }
+}
+
+/// A name is its own key: a plain set of names (a signed zone's delegations).
+impl Keyed for WireName {
+    type Key = WireName;
+
+    fn key(&self) -> &WireName {
+        self
     }
 }
 

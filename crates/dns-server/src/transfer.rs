@@ -413,21 +413,21 @@ fn signed_ixfr_records(zone: &Zone, soa: &Record, client: u32) -> Option<Vec<Rec
     let diffs: Vec<&Diff> = zone.journal().since(client)?.collect();
     let old = diffs.first()?.signed_from.clone()?;
     let (removed, added) = zone.signing()?.changes_since(&old)?;
-    let mut changes: Vec<Change> = diffs.into_iter().map(Change::of).collect::<Option<_>>()?;
-    let last = changes.last_mut()?;
-    last.removed.extend(removed);
-    last.added.extend(added);
     // An answer is bounded by the zone it updates: every record of the signed zone (its data, a
     // signature per set, an NSEC and its signature per name) replaced once is a deletion and an
     // addition each, twice the zone. A renewal round re-signing the whole zone stays within that and
     // goes as its changes; more means diffs piling up on the same names, and the whole zone is the
-    // smaller answer.
-    let changed: usize = changes.iter().map(|c| c.removed.len() + c.added.len()).sum();
+    // smaller answer. Counted before the diffs are read back.
+    let changed = diffs.iter().map(|d| d.removed.len() + d.added.len()).sum::<usize>() + removed.len() + added.len();
     let signing = zone.signing()?;
     let whole = zone.record_count() + signing.len() + 2 * signing.chain_len();
     if changed > 2 * whole {
         return None;
     }
+    let mut changes: Vec<Change> = diffs.into_iter().map(Change::of).collect::<Option<_>>()?;
+    let last = changes.last_mut()?;
+    last.removed.extend(removed);
+    last.added.extend(added);
     Some(ixfr_records(soa, changes))
 }
 

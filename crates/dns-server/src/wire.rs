@@ -4,8 +4,8 @@
 //! names (each RRSIG's owner and signer, each NSEC's owner and next name), so that was much of its cost.
 //! Here the names already written are remembered as offsets into the message itself, with no allocation,
 //! and a signed answer's RRSIGs and NSECs are written from what was stored when the zone was signed
-//! ([`DnssecRecords`]: an NSEC's next name and type bitmap, an RRSIG's fields around the zone's name), never made into records
-//! per answer.
+//! ([`DnssecRecords`]: an NSEC's next name and type bitmap, an RRSIG's fields around the zone's name),
+//! never made into records per answer.
 //!
 //! The wire is what hickory writes: names compressed where RFC 1035 allows it (owners, and the names in
 //! CNAME, NS, PTR, MX and SOA data), never in SRV data (RFC 2782) nor in the DNSSEC data (RFC 4034 §6.2,
@@ -53,7 +53,7 @@ pub(crate) fn write(message: &Message, dnssec: &DnssecRecords<'_>, out: &mut Vec
         writer.record(record)?;
         counts.answers = count(counts.answers, 1)?;
         if let Some(signed) = dnssec.signature_after(index) {
-            let written = writer.signatures(&record.name, None, signed, dnssec.signer())?;
+            let written = writer.signatures(&record.name, None, signed)?;
             counts.answers = count(counts.answers, written)?;
         }
     }
@@ -62,7 +62,7 @@ pub(crate) fn write(message: &Message, dnssec: &DnssecRecords<'_>, out: &mut Vec
         counts.authorities = count(counts.authorities, 1)?;
     }
     for extra in dnssec.authorities() {
-        let written = writer.authority(&extra, dnssec.signer())?;
+        let written = writer.authority(&extra)?;
         counts.authorities = count(counts.authorities, written)?;
     }
     for record in &message.additionals {
@@ -207,36 +207,24 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// One DNSSEC record of the authority section and its signatures, signed by the zone whose apex
-    /// is `signer` (wire form); how many records.
-    fn authority(&mut self, extra: &AuthorityRecord<'_>, signer: &[u8]) -> Result<usize, ProtoError> {
+    /// One DNSSEC record of the authority section and its signatures; how many records.
+    fn authority(&mut self, extra: &AuthorityRecord<'_>) -> Result<usize, ProtoError> {
         match extra {
-            AuthorityRecord::Signature { owner, ttl, signature } => {
-                self.signatures(owner, Some(*ttl), *signature, signer)
-            }
+            AuthorityRecord::Signature { owner, ttl, signature } => self.signatures(owner, Some(*ttl), *signature),
             AuthorityRecord::Nsec(nsec) => {
-                let signature = nsec.signature();
                 let owner = nsec.owner();
-                self.stored(&owner, RecordType::NSEC, signature.ttl(), &nsec.rdata_parts())?;
-                let sigs = self.signatures(&owner, None, Signed::one(signature), signer)?;
-                Ok(1 + sigs)
+                self.stored(&owner, RecordType::NSEC, nsec.ttl(), &nsec.rdata_parts())?;
+                Ok(1 + self.signatures(&owner, None, nsec.signed())?)
             }
         }
     }
 
-    /// The RRSIG records of `owner`, served with `ttl` (the set's own when `None`), signed by the zone
-    /// whose apex is `signer` (wire form, uncompressed: RFC 4034 §3.1.7); how many.
-    fn signatures(
-        &mut self,
-        owner: &Name,
-        ttl: Option<u32>,
-        signed: Signed<'_>,
-        signer: &[u8],
-    ) -> Result<usize, ProtoError> {
+    /// The RRSIG records of `owner`, served with `ttl` (the set's own when `None`); how many.
+    fn signatures(&mut self, owner: &Name, ttl: Option<u32>, signed: Signed<'_>) -> Result<usize, ProtoError> {
         let mut written = 0;
         for signature in signed.iter() {
             let ttl = ttl.unwrap_or_else(|| signature.ttl());
-            let rdata = [signature.head(), signer, signature.signature()];
+            let rdata = [signature.head(), signed.signer(), signature.signature()];
             self.stored(owner, RecordType::RRSIG, ttl, &rdata)?;
             written += 1;
         }

@@ -1029,6 +1029,11 @@ impl Zone {
             .filter(|(serial, _)| *serial == from)
             .and_then(|(_, signing)| signing.clone());
         let resigned = std::mem::take(&mut self.resigned);
+        // A diff the journal would drop is not packed: a first sync's is the whole zone.
+        if !self.journal.takes(removed.len() + added.len() + resigned, max_records) {
+            self.journal.clear();
+            return;
+        }
         match (PackedRecords::pack(&removed), PackedRecords::pack(&added)) {
             (Ok(removed), Ok(added)) => self.journal.push(
                 Diff {
@@ -1165,7 +1170,7 @@ impl Journal {
     /// Appends `diff`, dropping the oldest diffs beyond the count cap or `max_records`. A diff larger
     /// than `max_records` empties the journal: the secondaries then take the whole zone.
     fn push(&mut self, diff: Diff, max_records: usize) {
-        if self.cap == 0 || diff.len() > max_records {
+        if !self.takes(diff.len(), max_records) {
             self.clear();
             return;
         }
@@ -1176,6 +1181,11 @@ impl Journal {
                 self.records -= old.len();
             }
         }
+    }
+
+    /// Whether a diff of `weight` (its [`Diff::len`]) may be kept under `max_records`.
+    fn takes(&self, weight: usize, max_records: usize) -> bool {
+        self.cap != 0 && weight <= max_records
     }
 
     /// Drops every diff: the secondaries take the whole zone.

@@ -31,15 +31,6 @@ pub(crate) trait ZoneNames {
     fn below(&self, name: &LowerName) -> Vec<LowerName>;
 }
 
-/// A name is its own key: the chain's plain sets of names (the delegations).
-impl Keyed for WireName {
-    type Key = WireName;
-
-    fn key(&self) -> &WireName {
-        self
-    }
-}
-
 /// A set of entries (names, or what a name holds) in the canonical order of their names, in chunks
 /// shared between copies.
 #[derive(Debug, Clone)]
@@ -182,12 +173,29 @@ impl<T: Keyed<Key = WireName> + Clone> OrderedNames<T> {
     }
 
     /// The entry of `name` if held, else of the greatest name before it: the NSEC at or covering `name`.
+    #[cfg(test)]
     pub(crate) fn at_or_before(&self, name: &WireName) -> Option<&T> {
         let (chunk, place) = self.locate(name);
         match place {
             Ok(at) => self.at(chunk, at),
             Err(_) => self.before(name),
         }
+    }
+
+    /// The entry of `name` (with `exact`) or of the greatest name at or before it (without), and the entry
+    /// after that one: an NSEC and the name it links to, found by one search.
+    pub(crate) fn with_next(&self, name: &WireName, exact: bool) -> Option<(&T, Option<&T>)> {
+        let (chunk, place) = self.locate(name);
+        let (chunk, at) = match place {
+            Ok(at) => (chunk, at),
+            Err(_) if exact => return None,
+            Err(0) => {
+                let before = chunk.checked_sub(1)?;
+                (before, self.chunks.get(before)?.len().checked_sub(1)?)
+            }
+            Err(at) => (chunk, at - 1),
+        };
+        Some((self.at(chunk, at)?, self.at(chunk, at + 1)))
     }
 
     /// The entry of the least name after `name`.
@@ -354,6 +362,14 @@ mod tests {
         let all: Vec<&WireName> = names.iter().collect();
         assert!(all.windows(2).all(|w| w[0] < w[1]), "canonical order");
         assert_eq!(all[0], &lower("example.org."));
+        // Across chunk boundaries too, one search finds an entry and the one after it.
+        for i in 0..2_000 {
+            for asked in [format!("h{i}.example.org."), format!("h{i}-.example.org.")] {
+                let asked = lower(&asked);
+                let two_searches = names.at_or_before(&asked).map(|at| (at, names.after(at)));
+                assert_eq!(names.with_next(&asked, false), two_searches, "{asked:?}");
+            }
+        }
         let copy = names.clone();
         assert!(names.remove(&lower("h10.example.org.")));
         assert!(!names.remove(&lower("h10.example.org.")));
@@ -424,5 +440,26 @@ mod tests {
             [lower("x.b.example.org."), lower("y.b.example.org.")]
         );
         assert!(names.below(&lower("c.example.org.")).is_empty());
+        // One search finds what `get`/`at_or_before` and `after` find in two.
+        for asked in [
+            "example.org.",
+            "a.example.org.",
+            "b.example.org.",
+            "zz.a.example.org.",
+            "d.example.org.",
+            "a.org.",
+        ] {
+            let asked = lower(asked);
+            assert_eq!(
+                names.with_next(&asked, false),
+                names.at_or_before(&asked).map(|at| (at, names.after(at))),
+                "{asked:?}"
+            );
+            assert_eq!(
+                names.with_next(&asked, true),
+                names.get(&asked).map(|at| (at, names.after(at))),
+                "{asked:?}"
+            );
+        }
     }
 }

@@ -119,6 +119,8 @@ pub(crate) struct Nsec<'z> {
     /// The type bitmap.
     types: &'z [u8],
     signature: &'z Signature,
+    /// The zone's apex: the signature's signer.
+    apex: &'z WireName,
 }
 
 impl Link {
@@ -220,25 +222,24 @@ pub(crate) struct Signature {
 }
 
 /// A set's signatures as an answer serves them: the signing key's, and during a rollover, for the apex
-/// DNSKEY set, the standby key's beside it.
+/// DNSKEY set, the standby key's beside it; with the zone that signed them, whose apex every RRSIG names
+/// as its signer.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Signed<'z> {
     signature: &'z Signature,
     standby: Option<&'z Signature>,
+    signer: &'z WireName,
 }
 
 impl<'z> Signed<'z> {
-    /// A set signed by one key.
-    pub(crate) fn one(signature: &'z Signature) -> Signed<'z> {
-        Signed {
-            signature,
-            standby: None,
-        }
-    }
-
     /// Each signature, the signing key's first.
     pub(crate) fn iter(self) -> impl Iterator<Item = &'z Signature> {
         std::iter::once(self.signature).chain(self.standby)
+    }
+
+    /// The signer's name, in wire form (uncompressed, RFC 4034 §3.1.7).
+    pub(crate) fn signer(self) -> &'z [u8] {
+        self.signer.wire()
     }
 }
 
@@ -355,12 +356,11 @@ impl ZoneSigning {
             .standby_dnskey
             .as_ref()
             .filter(|_| record_type == RecordType::DNSKEY && *signed_as == self.apex);
-        Some(Signed { signature, standby })
-    }
-
-    /// The zone's apex as written in every RRSIG's signer field.
-    pub(crate) fn signer_wire(&self) -> &[u8] {
-        self.apex.wire()
+        Some(Signed {
+            signature,
+            standby,
+            signer: &self.apex,
+        })
     }
 
     /// The renewal instant of the set (`owner`, `record_type`) at or before `now`: its phase (a whole
@@ -612,19 +612,21 @@ impl ZoneSigning {
             next: next.map_or(&self.apex, |n| &n.owner),
             types: self.bitmaps.get(link.types),
             signature: link.signature.as_ref()?,
+            apex: &self.apex,
         })
     }
 
     /// The NSEC at exactly `name` with its signature, as an answer writes it.
     pub(crate) fn link_at(&self, name: &WireName) -> Option<Nsec<'_>> {
-        self.nsec(self.chain.get(name)?, self.chain.after(name))
+        let (link, next) = self.chain.with_next(name, true)?;
+        self.nsec(link, next)
     }
 
     /// The NSEC at or covering `name` (the chain's name at or before it) with its signature: the proof
     /// that `name` does not exist, or that an empty non-terminal holds nothing.
     pub(crate) fn link_covering(&self, name: &WireName) -> Option<Nsec<'_>> {
-        let link = self.chain.at_or_before(name)?;
-        self.nsec(link, self.chain.after(&link.owner))
+        let (link, next) = self.chain.with_next(name, false)?;
+        self.nsec(link, next)
     }
 
     /// The chain's NSEC records and their RRSIGs at every name, in canonical order: what a transfer
@@ -635,7 +637,7 @@ impl ZoneSigning {
             .iter()
             .zip(nexts)
             .filter_map(|(link, next)| self.nsec(link, next))
-            .flat_map(|nsec| nsec.records(&self.apex))
+            .flat_map(|nsec| nsec.records())
     }
 
     /// The RRSIG and NSEC records that differ between `old` (this zone's signing as an earlier serial
@@ -679,8 +681,8 @@ impl ZoneSigning {
                     }
                 }
                 (before, after) => {
-                    removed.extend(before.into_iter().flat_map(|n| n.records(&old.apex)));
-                    added.extend(after.into_iter().flat_map(|n| n.records(&self.apex)));
+                    removed.extend(before.into_iter().flat_map(|n| n.records()));
+                    added.extend(after.into_iter().flat_map(|n| n.records()));
                 }
             }
         }
@@ -815,11 +817,13 @@ impl Signature {
 }
 
 impl<'z> Nsec<'z> {
-    /// The NSEC record and its RRSIG, signed by the zone `signer`.
-    fn records(&self, signer: &WireName) -> Vec<Record> {
+    /// The NSEC record and its RRSIG.
+    fn records(&self) -> Vec<Record> {
         let owner = self.owner();
-        let nsec = stored_record(&owner, self.signature.ttl(), RecordType::NSEC, &self.rdata());
-        nsec.into_iter().chain(self.signature.record(&owner, signer)).collect()
+        let nsec = stored_record(&owner, self.ttl(), RecordType::NSEC, &self.rdata());
+        nsec.into_iter()
+            .chain(self.signature.record(&owner, self.apex))
+            .collect()
     }
 
     /// The NSEC's owner (no heap for a short name).
@@ -847,9 +851,18 @@ impl<'z> Nsec<'z> {
         self.rdata_parts().concat()
     }
 
-    /// The NSEC's signature.
-    pub(crate) fn signature(&self) -> &'z Signature {
-        self.signature
+    /// The TTL the NSEC is served with (RFC 9077), its signature's.
+    pub(crate) fn ttl(&self) -> u32 {
+        self.signature.ttl()
+    }
+
+    /// The NSEC's signature, as an answer writes it.
+    pub(crate) fn signed(&self) -> Signed<'z> {
+        Signed {
+            signature: self.signature,
+            standby: None,
+            signer: self.apex,
+        }
     }
 }
 
