@@ -28,7 +28,7 @@
 //!   `bench provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S]`:
 //!   both running against rate-limited cloud fakes (documented limits on), requests an hour at rest and at one
 //!   change a second, 429s; the table into `target/bench-provider-budget.md`;
-//!   `bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns]`: dnsperf against Knot
+//!   `bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] [--rate Q] [--rounds R] [--churn on|off]`: dnsperf against Knot
 //!   DNS, CoreDNS (built from its module) and extdns `--provider=dns-server` (the binary `dist` ships) serving
 //!   the same zone of N records (10,000), answers checked first: queries per second, latency percentiles,
 //!   memory per record, the table into `target/bench-serve.md`.
@@ -81,7 +81,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] [--crd-kinds on] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] [--churn-rate R] [--churn-seconds S] | bench cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] [--batch-interval D] | bench provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] [--crd-kinds on] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] [--churn-rate R] [--churn-seconds S] | bench cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] [--batch-interval D] | bench provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] [--rate Q] [--rounds R] [--churn on|off] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }

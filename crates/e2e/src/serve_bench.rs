@@ -21,7 +21,9 @@
 //! fixed rate every server sustains (`--rate`, `dnsperf -Q`). The closed loop alone compares tails badly:
 //! dnsperf shares its CPU with nothing but sends as fast as the server answers, so a faster server makes
 //! the client the busier program, and each server's tail is measured at a different load; at a fixed rate
-//! every server is measured at the same load, well below what it can take.
+//! every server is measured at the same load, well below what it can take. Even so a fixed-rate run's tail
+//! moves from one run to the next by more than servers differ, so the fixed rate is asked again at the end
+//! in interleaved rounds (`--rounds`: every server in turn, each round), and their medians are compared.
 //!
 //! Memory per served record is the server's resident memory after the measured runs (the closed loop, then
 //! the fixed rate), less its resident memory with an empty zone after a shorter run of the same queries,
@@ -70,6 +72,13 @@ const CLIENT_CPU: &str = "0";
 /// first independent measurement used, below what the slowest server (CoreDNS signed, about 19k on one CPU)
 /// cannot take only for that one.
 const DEFAULT_RATE: u64 = 30_000;
+/// Interleaved rounds at the fixed rate: the tail's percentiles move between two runs of one server by
+/// more than they differ between servers (issue 49), so each server is asked in several rounds, in turn
+/// with the others, and the median compared.
+const DEFAULT_ROUNDS: usize = 5;
+/// Seconds a server resumed for its round is asked before the measured run: what it does on waking (its
+/// timers due while it was stopped) is not its tail at the rate.
+const ROUND_WARMUP: u64 = 2;
 /// How long a server may take to answer the last record of the zone.
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -147,6 +156,8 @@ pub struct Options {
     pub churn: bool,
     /// The fixed rate (queries a second) each server is also measured at; 0 measures the closed loop only.
     pub rate: u64,
+    /// Interleaved rounds at the fixed rate after the runs ([`interleaved_tails`]); 0 runs none.
+    pub rounds: usize,
     /// The CoreDNS binary (`cargo xtask bench serve` builds it).
     pub coredns: Option<PathBuf>,
     /// Where the markdown report goes.
@@ -155,7 +166,7 @@ pub struct Options {
 
 impl Options {
     /// `--records N --seconds S --clients C --servers knot,coredns,extdns[,NAME-signed...] --churn on|off
-    /// --rate Q --coredns PATH --report FILE`, each optional.
+    /// --rate Q --rounds R --coredns PATH --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options {
             records: 10_000,
@@ -164,6 +175,7 @@ impl Options {
             servers: Server::ALL.to_vec(),
             churn: true,
             rate: DEFAULT_RATE,
+            rounds: DEFAULT_ROUNDS,
             coredns: None,
             report: PathBuf::from("target/bench-serve.md"),
         };
@@ -195,6 +207,7 @@ impl Options {
                     }
                 }
                 "--rate" => o.rate = number("--rate")?,
+                "--rounds" => o.rounds = number("--rounds")? as usize,
                 "--coredns" => o.coredns = Some(PathBuf::from(value)),
                 "--report" => o.report = PathBuf::from(value),
                 other => bail!("serve: unknown argument {other}"),
@@ -1117,6 +1130,8 @@ struct Figures {
     churned_fixed: Option<Perf>,
     /// Resident memory at the end of the churned runs; `None` where not measured.
     churned_rss: Option<Resident>,
+    /// The fixed rate's tail in each interleaved round ([`interleaved_tails`]); empty where not measured.
+    rounds: Vec<Tail>,
     cpu: f64,
     /// Resident memory after the closed loop and the fixed rate.
     rss: Resident,
@@ -1197,6 +1212,107 @@ fn churned_run(
         );
     }
     Ok(Some((perfs, rss)))
+}
+
+/// A fixed-rate run's tail, microseconds.
+#[derive(Debug, Clone, Copy)]
+struct Tail {
+    p99: f64,
+    p999: f64,
+    p9999: f64,
+}
+
+impl Tail {
+    fn of(perf: &Perf) -> Tail {
+        Tail {
+            p99: perf.percentile(99.0),
+            p999: perf.percentile(99.9),
+            p9999: perf.percentile(99.99),
+        }
+    }
+}
+
+/// The median of `values` (the mean of the middle two for an even count); NaN for none.
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// Each server's fixed-rate tail in `opts.rounds` interleaved rounds, in `opts.servers`' order. Every
+/// server is started afresh on its own port and held stopped (SIGSTOP) but while it is asked: each round
+/// asks each server in turn (the order rotated a place a round) for [`ROUND_WARMUP`] seconds, then for
+/// `load`'s, so a change of the machine's speed during the run (a neighbour of the VM, the host's turbo)
+/// falls on every server alike rather than on whichever ran then. A stopped server takes no CPU from the
+/// one asked, on the CPU they share.
+fn interleaved_tails(
+    full: &Dirs,
+    dir: &Path,
+    extdns: &Path,
+    opts: &Options,
+    last: &Query,
+    load: &Load<'_>,
+    nx_share: f64,
+) -> Result<Vec<Vec<Tail>>> {
+    let mut running = Vec::new();
+    for &server in &opts.servers {
+        let who = server.name();
+        let port = extdns_test_support::server_port();
+        let mut proc = start(
+            server,
+            port,
+            full,
+            &dir.join(format!("{who}-rounds")),
+            extdns,
+            opts,
+            false,
+        )?;
+        ready(&mut proc, port, last, Instant::now())?;
+        proc.signal("-STOP")?;
+        running.push((server, port, proc));
+    }
+    let mut tails = vec![Vec::new(); running.len()];
+    for round in 0..opts.rounds {
+        for turn in 0..running.len() {
+            let at = (turn + round) % running.len();
+            let (server, port, proc) = &mut running[at];
+            let (who, port) = (server.name(), *port);
+            let load = Load {
+                dnssec: server.signed(),
+                ..*load
+            };
+            let logs = dir.join(format!("{who}-rounds"));
+            proc.signal("-CONT")?;
+            let warmup = Load {
+                seconds: ROUND_WARMUP,
+                ..load
+            };
+            dnsperf(port, &warmup, &logs.join(format!("dnsperf-warmup-{round}.log")))?;
+            eprintln!(
+                "serve: round {} of {}: {who} for {} s at {} queries/s",
+                round + 1,
+                opts.rounds,
+                load.seconds,
+                opts.rate
+            );
+            let perf = dnsperf(port, &load, &logs.join(format!("dnsperf-{round}.log")))?;
+            proc.signal("-STOP")?;
+            if let Some(status) = proc.exited() {
+                bail!("{who} exited during its round with {status}: {}", proc.log_tail(20));
+            }
+            check_rcodes(who, &perf, if server.compact_denial() { 0.0 } else { nx_share })?;
+            tails[at].push(Tail::of(&perf));
+        }
+    }
+    for (_, _, proc) in &mut running {
+        // A stopped process takes SIGTERM only once resumed.
+        proc.signal("-CONT")?;
+        proc.terminate(Duration::from_secs(5));
+    }
+    Ok(tails)
 }
 
 /// Runs the benchmark and writes the report.
@@ -1357,6 +1473,7 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             fixed,
             churned_fixed,
             churned_rss,
+            rounds: Vec::new(),
             cpu,
             rss,
             loaded_rss,
@@ -1364,6 +1481,19 @@ pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
             quarter_rss,
             load,
         });
+    }
+    if opts.rate > 0 && opts.rounds > 0 {
+        let measured = Load {
+            queries: &query_path,
+            seconds: opts.seconds,
+            clients: opts.clients,
+            dnssec: false,
+            rate: Some(opts.rate),
+        };
+        let tails = interleaved_tails(&full, &dir, extdns, opts, &last, &measured, nx_share)?;
+        for (f, tails) in figures.iter_mut().zip(tails) {
+            f.rounds = tails;
+        }
     }
     let report = report(opts, &mix(&qs), &figures);
     print!("{report}");
@@ -1411,6 +1541,18 @@ fn percentile_of(run: Option<&Perf>, p: f64) -> String {
 /// The queries a second of `run`, or `n/a` for a run not measured.
 fn qps_of(run: Option<&Perf>) -> String {
     run.map_or_else(|| "n/a".to_string(), |c| format!("{:.0}", c.qps))
+}
+
+/// The median of `run`'s rounds' percentile `pick` and their range, or `n/a` where none ran.
+fn rounds_of(rounds: &[Tail], pick: fn(&Tail) -> f64) -> String {
+    if rounds.is_empty() {
+        return "n/a".to_string();
+    }
+    let values: Vec<f64> = rounds.iter().map(pick).collect();
+    let (low, high) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
+    format!("{:.0} µs ({low:.0}–{high:.0})", median(values))
 }
 
 /// A row of the table: its name and how a server's figure is written (given the number of records).
@@ -1465,7 +1607,10 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
          get a new address every second (Knot by one DNS UPDATE a second, extdns by the manifest it reads at each \
          one-second sync; CoreDNS's file plugin reloads whole files and is not measured). \"At the fixed rate\": \
          the same server asked again for as long at {} queries a second (`dnsperf -Q`), every server at the same \
-         load (in the closed loop a faster server also makes dnsperf, on the other CPU, the busier program).\n",
+         load (in the closed loop a faster server also makes dnsperf, on the other CPU, the busier program). \
+         \"Interleaved rounds\": after all that, every server started again and held stopped (SIGSTOP) but for its \
+         turn; {} rounds, each asking every server in turn ({ROUND_WARMUP} s to wake, then {} s at the fixed rate), \
+         the order rotated each round: the median and the range of the rounds' percentiles.\n",
         opts.records,
         dnsperf,
         opts.clients,
@@ -1480,6 +1625,8 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
         EMPTY_RUN.min(opts.seconds),
         opts.records,
         opts.rate,
+        opts.rounds,
+        opts.seconds,
     );
     let mut header = "| |".to_string();
     let mut rule = "|---|".to_string();
@@ -1489,7 +1636,7 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
     }
     let _ = writeln!(t, "{header}\n{rule}");
     let n = opts.records as f64;
-    let rows: [Row; 32] = [
+    let rows: [Row; 35] = [
         ("queries per second", |f, _| format!("{:.0}", f.perf.qps)),
         ("latency average", |f, _| format!("{:.0} µs", f.perf.average())),
         ("latency p50", |f, _| format!("{:.0} µs", f.perf.percentile(50.0))),
@@ -1557,6 +1704,16 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
         ("at the fixed rate with 100 changes/s: latency p99.9", |f, _| {
             percentile_of(f.churned_fixed.as_ref(), 99.9)
         }),
+        ("at the fixed rate, interleaved rounds: p99 median (range)", |f, _| {
+            rounds_of(&f.rounds, |t| t.p99)
+        }),
+        ("at the fixed rate, interleaved rounds: p99.9 median (range)", |f, _| {
+            rounds_of(&f.rounds, |t| t.p999)
+        }),
+        (
+            "at the fixed rate, interleaved rounds: p99.99 median (range)",
+            |f, _| rounds_of(&f.rounds, |t| t.p9999),
+        ),
         ("with 100 changes/s: memory per served record", |f, n| {
             f.churned_rss.as_ref().map_or("n/a".into(), |rss| {
                 format!("{:.0} B", (rss.total - f.empty_rss.total) * 1024.0 / n)
@@ -1626,6 +1783,17 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
                 e.label,
                 k.label,
                 yes(ef.percentile(99.9) <= kf.percentile(99.9)),
+            );
+        }
+        if !e.rounds.is_empty() && !k.rounds.is_empty() {
+            let p999 = |f: &Figures| median(f.rounds.iter().map(|t| t.p999).collect());
+            let _ = writeln!(
+                t,
+                "Over {} interleaved rounds at the fixed rate, {} against {}: median p99.9 no worse than Knot's: {}.\n",
+                e.rounds.len(),
+                e.label,
+                k.label,
+                yes(p999(e) <= p999(k)),
             );
         }
     }
@@ -1906,13 +2074,40 @@ example.org.\t30\tIN\tSOA\tns1.example.org. hostmaster.example.org. 1 3600 600 6
     }
 
     #[test]
+    fn a_median_takes_the_middle_value_or_the_mean_of_the_middle_two() {
+        assert_eq!(median(vec![300.0, 100.0, 200.0]), 200.0);
+        assert_eq!(median(vec![400.0, 100.0, 300.0, 200.0]), 250.0);
+        assert!(median(Vec::new()).is_nan());
+        let rounds = [
+            Tail {
+                p99: 1.0,
+                p999: 300.0,
+                p9999: 9.0,
+            },
+            Tail {
+                p99: 1.0,
+                p999: 120.0,
+                p9999: 9.0,
+            },
+            Tail {
+                p99: 1.0,
+                p999: 210.0,
+                p9999: 9.0,
+            },
+        ];
+        assert_eq!(rounds_of(&rounds, |t| t.p999), "210 µs (120–300)");
+        assert_eq!(rounds_of(&[], |t| t.p999), "n/a");
+    }
+
+    #[test]
     fn options_default_to_ten_thousand_records_on_six_servers() -> Result<()> {
         let o = Options::parse(&["--coredns=/x".into()])?;
         assert_eq!((o.records, o.seconds, o.clients, o.churn), (10_000, 30, 10, true));
         assert_eq!(o.servers, Server::ALL);
         assert_eq!(o.rate, DEFAULT_RATE, "a fixed-rate run beside the closed loop");
-        let o = Options::parse(&["--servers=knot".into(), "--rate=0".into()])?;
-        assert_eq!(o.rate, 0, "the closed loop alone");
+        assert_eq!(o.rounds, DEFAULT_ROUNDS, "interleaved rounds at the end");
+        let o = Options::parse(&["--servers=knot".into(), "--rate=0".into(), "--rounds=0".into()])?;
+        assert_eq!((o.rate, o.rounds), (0, 0), "the closed loop alone");
         let o = Options::parse(&["--servers=knot-signed,extdns-signed".into(), "--churn=off".into()])?;
         assert_eq!(
             (o.servers.as_slice(), o.churn),

@@ -49,6 +49,16 @@ impl Proc {
         self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
     }
 
+    /// Sends `signal` (as `kill` names it: `-STOP`, `-CONT`) to the process while it runs.
+    pub fn signal(&self, signal: &str) -> Result<()> {
+        let pid = self.pid().with_context(|| format!("{} is not running", self.name))?;
+        let status = Command::new("kill").arg(signal).arg(pid.to_string()).status()?;
+        if !status.success() {
+            bail!("kill {signal} {pid} ({}) failed with {status}", self.name);
+        }
+        Ok(())
+    }
+
     /// SIGKILL, then reap.
     pub fn kill9(&mut self) {
         if let Some(mut c) = self.child.take() {
